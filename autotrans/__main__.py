@@ -1,0 +1,4 @@
+"""``python -m autotrans``: the command line (see autotrans.cli)."""
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,69 @@
+"""Shared-memory bank conflicts of a config, from the kernel's own index math.
+
+The addresses come from the emulator (the template code run on the host); this
+module only counts. Shared memory has 32 banks of 4 bytes. A warp's access is
+served in groups of threads that together request at most 128 bytes (all 32
+threads for 1/2/4-byte accesses, 16 for 8-byte, 8 for 16-byte); within a group,
+n different 4-byte words in one bank cost n wavefronts (an n-way conflict),
+while threads reading the same word share it.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .config import KernelConfig
+from .emulator import trace
+
+BANKS = 32
+
+
+@dataclass(frozen=True)
+class BankAccess:
+    """One shared-memory access instruction of an interior tile."""
+    phase: str    # "load" (global -> shared) or "store" (shared -> global)
+    seq: int      # the thread's n-th shared-memory access in that phase
+    op: str       # "st.shared" or "ld.shared"
+    bytes: int    # access width per thread
+    ways: int     # worst n-way bank conflict over the block's warps
+
+    def __str__(self) -> str:
+        return f"{self.phase:5} #{self.seq:<3} {self.op} {self.bytes:2}B  {self.ways}-way"
+
+
+def group_ways(accesses) -> int:
+    """n-way conflict of one thread group's (offset, bytes) accesses."""
+    words = defaultdict(set)
+    for off, nbytes in accesses:
+        for w in range(off // 4, (off + nbytes - 1) // 4 + 1):
+            words[w % BANKS].add(w)
+    return max((len(s) for s in words.values()), default=0)
+
+
+def warp_ways(accesses) -> int:
+    """n-way conflict of one warp instruction: accesses in thread order."""
+    nbytes = accesses[0][1]
+    per = BANKS if nbytes <= 4 else 128 // nbytes
+    return max(group_ways(accesses[i:i + per]) for i in range(0, len(accesses), per))
+
+
+def bank_report(cfg: KernelConfig) -> list[BankAccess]:
+    """Every shared-memory access of an interior tile with its n-way conflict."""
+    groups = defaultdict(list)
+    for phase, tid, seq, off, nbytes, store in trace(cfg):
+        groups[(phase, seq, store, nbytes, tid // 32)].append((tid, off, nbytes))
+    worst = {}
+    for (phase, seq, store, nbytes, _warp), acc in groups.items():
+        ways = warp_ways([(o, b) for _, o, b in sorted(acc)])
+        k = (phase, seq, store, nbytes)
+        worst[k] = max(worst.get(k, 0), ways)
+    return [BankAccess("load" if p == 0 else "store", s, "st.shared" if st else "ld.shared", b, w)
+            for (p, s, st, b), w in sorted(worst.items())]
+
+
+def worst_ways(cfg: KernelConfig) -> dict[str, int]:
+    """The worst conflict of each phase: {"load": n, "store": n} (empty for no shared memory)."""
+    out: dict[str, int] = {}
+    for a in bank_report(cfg):
+        out[a.phase] = max(out.get(a.phase, 0), a.ways)
+    return out

@@ -1,0 +1,120 @@
+"""Run kernels' own template code on the CPU.
+
+``cuda_templates/emulate.cu`` is compiled with nvcc into a host program that
+includes the rendered kernels. It runs every block and thread of a launch,
+phase by phase, through the same __host__ __device__ index and data-movement
+code the GPU runs, and can trace each shared-memory access. The CPU tests use
+it to check indexing bit-exactly against NumPy; banks.py uses its traces.
+"""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .compile import CompileError, _atomic_write, find_nvcc, kernel_dir
+from .config import KernelConfig, as_bmn
+from .templates import render, template_dir, templates_hash
+
+POISON = 0xA5
+GUARD = 256  # bytes of poison before and after the output (and around the input)
+
+
+@dataclass
+class Emulated:
+    """Output of one emulated launch: the transposed array, and whether the
+    guard bands around the output are untouched."""
+    out: np.ndarray
+    guards_ok: bool
+
+
+def build(cfgs) -> Path:
+    """The emulator binary for these configs (cached by content)."""
+    cfgs = sorted(set(cfgs), key=lambda c: c.key)
+    kernels = "\n".join(render(c) for c in cfgs)
+    table = "".join(f"AT_KERNEL({c.name})\n" for c in cfgs)
+    digest = hashlib.sha256((templates_hash() + kernels + table).encode()).hexdigest()[:24]
+    exe = kernel_dir() / "emulators" / digest / "emulate"
+    if exe.is_file():
+        return exe
+    with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
+        (Path(d) / "kernels.inc").write_text(kernels)
+        (Path(d) / "table.inc").write_text(table)
+        tmp = Path(d) / "emulate"
+        cmd = [find_nvcc(), "-O2", "-std=c++17", "-I", d, "-I", str(template_dir()),
+               str(template_dir() / "emulate.cu"), "-o", str(tmp)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            raise CompileError(f"emulator build failed:\n{r.stderr[-4000:]}")
+        _atomic_write(exe, tmp.read_bytes())
+        exe.chmod(0o755)
+    return exe
+
+
+def _run(exe: Path, lines: list[str]) -> list[str]:
+    r = subprocess.run([str(exe)], input="".join(lines), capture_output=True, text=True)
+    if r.returncode or "error" in r.stdout:
+        raise RuntimeError(f"emulator failed (rc {r.returncode}): {r.stdout[-2000:]} {r.stderr[-2000:]}")
+    return r.stdout.splitlines()
+
+
+def kernel_table(cfgs) -> dict[str, dict]:
+    """What the compiled templates say of each kernel: threads, shared memory, tile."""
+    out = {}
+    for line in _run(build(cfgs), ["list\n"]):
+        name, nt, smem, tr, tc = line.split()
+        out[name] = {"threads": int(nt), "smem": int(smem), "tile": (int(tr), int(tc))}
+    return out
+
+
+def emulate_many(items) -> list[Emulated]:
+    """Emulate each (config, array) launch; arrays are (M, N) or (B, M, N) and
+    must have the config's element size. One process runs them all."""
+    items = list(items)
+    exe = build([c for c, _ in items])
+    results, lines = [], []
+    with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
+        for i, (cfg, x) in enumerate(items):
+            if x.dtype.itemsize != cfg.elem_bytes:
+                raise ValueError(f"{cfg.key} moves {cfg.elem_bytes}-byte elements, array has {x.dtype}")
+            b, m, n = as_bmn(x.shape)
+            if not cfg.aligned_for((m, n)):
+                raise ValueError(f"{cfg.key} needs rows aligned to {cfg.vec_bytes} bytes; shape {x.shape} is not")
+            inp, outp = Path(d) / f"in{i}", Path(d) / f"out{i}"
+            raw = np.ascontiguousarray(x).view(np.uint8).ravel()
+            pad = np.full(GUARD, POISON, np.uint8)
+            inp.write_bytes(pad.tobytes() + raw.tobytes() + pad.tobytes())
+            outp.write_bytes(np.full(raw.size + 2 * GUARD, POISON, np.uint8).tobytes())
+            lines.append(f"run {cfg.name} {b} {m} {n} {inp} {GUARD} {outp} {GUARD} - 0\n")
+        _run(exe, lines)
+        for i, (cfg, x) in enumerate(items):
+            buf = np.frombuffer((Path(d) / f"out{i}").read_bytes(), np.uint8)
+            body = buf[GUARD:buf.size - GUARD].copy()
+            guards = np.concatenate([buf[:GUARD], buf[buf.size - GUARD:]])
+            shape = x.shape[:-2] + (x.shape[-1], x.shape[-2])
+            results.append(Emulated(body.view(x.dtype).reshape(shape), bool((guards == POISON).all())))
+    return results
+
+
+def emulate(cfg: KernelConfig, x: np.ndarray) -> Emulated:
+    """Emulate one launch of ``cfg`` transposing ``x``."""
+    return emulate_many([(cfg, x)])[0]
+
+
+def trace(cfg: KernelConfig, shape=None, block: int = 0) -> list[tuple[int, int, int, int, int, int]]:
+    """Shared-memory accesses of one block: (phase, thread, seq, offset, bytes, store).
+
+    The default shape is two tiles by two tiles, so block 0 is an interior tile."""
+    b, m, n = as_bmn(shape or (2 * cfg.tile_rows, 2 * cfg.tile_cols))
+    exe = build([cfg])
+    with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
+        size = b * m * n * cfg.elem_bytes
+        inp, outp, tr = Path(d) / "in", Path(d) / "out", Path(d) / "trace"
+        inp.write_bytes(bytes(size))
+        outp.write_bytes(bytes(size))
+        _run(exe, [f"run {cfg.name} {b} {m} {n} {inp} 0 {outp} 0 {tr} {block}\n"])
+        return [tuple(int(v) for v in line.split()) for line in tr.read_text().splitlines()]

@@ -1,0 +1,30 @@
+"""Launch given configs on one shape (twice each), for a profiler such as ncu:
+
+    ncu --clock-control none --kernel-name regex:^at_ python benchmarks/profile.py 4097x4095 float32 KEY...
+"""
+import sys
+
+import numpy as np
+
+from autotrans import driver
+from autotrans.compile import compile_configs
+from autotrans.config import KernelConfig
+
+
+def main(shape_s, dtype, *keys):
+    shape = tuple(int(s) for s in shape_s.split("x"))
+    cfgs = [KernelConfig.from_key(k) for k in keys]
+    dev = driver.device()
+    compiled = compile_configs(cfgs, dev.arch)
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    src, dst = driver.alloc(n), driver.alloc(n)
+    driver.fill_pattern(src, n, 1234)
+    for c in cfgs:
+        k = driver.Kernel(c, compiled[c.key])
+        for _ in range(2):
+            k(src, dst, shape)
+    driver.synchronize()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,111 @@
+// autotrans host emulator: runs rendered kernels' index math and data movement
+// on the CPU, thread by thread, phase by phase, and traces shared-memory accesses.
+// Built by autotrans.emulator with -DAT_EMULATE and the rendered kernels in
+// kernels.inc (kernel structs) and table.inc (one AT_KERNEL(name) line each).
+//
+// Reads jobs from stdin, one per line:
+//   run NAME B M N IN_FILE IN_OFF OUT_FILE OUT_OFF TRACE_FILE TRACE_BLOCK
+//     IN_FILE holds the input at byte IN_OFF; OUT_FILE holds the (poisoned)
+//     output buffer at OUT_OFF, guard bands around it; it is rewritten in place.
+//     TRACE_FILE ("-" for none) gets "phase tid seq offset bytes store" lines for
+//     shared-memory accesses of block TRACE_BLOCK.
+//   list
+//     prints "NAME NT SMEM TR TC" for every kernel.
+#define AT_EMULATE 1
+#include "common.cuh"
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels.inc"
+
+struct Entry {
+  const char* name;
+  void (*fn)(const char*, char*, int, int, int, char*);
+  int nt, smem, tr, tc;
+};
+#define AT_KERNEL(n) {#n, &at::emulate<n##_k>, n##_k::NT, n##_k::SMEM, n##_k::TR, n##_k::TC},
+static const Entry entries[] = {
+#include "table.inc"
+};
+#undef AT_KERNEL
+
+static FILE* g_trace = nullptr;
+static uint32_t g_trace_block = 0;
+static int g_smem = 0, g_seq = 0, g_last_tid = -1, g_last_phase = -1;
+
+static void hook(uint32_t off, int bytes, int store) {
+  if (off + (uint32_t)bytes > (uint32_t)g_smem || off % (uint32_t)bytes) {
+    fprintf(stderr, "shared-memory access out of bounds or misaligned: offset %u, %d bytes, smem %d\n",
+            off, bytes, g_smem);
+    exit(3);
+  }
+  if (at::emu_tid != g_last_tid || at::emu_phase != g_last_phase) {
+    g_seq = 0;
+    g_last_tid = at::emu_tid;
+    g_last_phase = at::emu_phase;
+  }
+  if (g_trace && at::emu_block == g_trace_block)
+    fprintf(g_trace, "%d %d %d %u %d %d\n", at::emu_phase, at::emu_tid, g_seq, off, bytes, store);
+  ++g_seq;
+}
+
+static std::vector<char> slurp(const char* path) {
+  std::vector<char> buf;
+  FILE* f = fopen(path, "rb");
+  if (!f) { perror(path); exit(2); }
+  fseek(f, 0, SEEK_END);
+  buf.resize((size_t)ftell(f));
+  fseek(f, 0, SEEK_SET);
+  if (!buf.empty() && fread(buf.data(), 1, buf.size(), f) != buf.size()) { perror(path); exit(2); }
+  fclose(f);
+  return buf;
+}
+
+static int run_job(const char* name, int B, int M, int N, const char* inp, long long in_off,
+                   const char* outp, long long out_off, const char* tracep, long long trace_block) {
+  for (const Entry& e : entries) {
+    if (strcmp(e.name, name)) continue;
+    std::vector<char> in = slurp(inp), out = slurp(outp);
+    std::vector<char> smem((size_t)e.smem + 16);
+    g_smem = e.smem;
+    g_trace = strcmp(tracep, "-") ? fopen(tracep, "w") : nullptr;
+    g_trace_block = (uint32_t)trace_block;
+    g_last_tid = g_last_phase = -1;
+    at::smem_hook = hook;
+    e.fn(in.data() + in_off, out.data() + out_off, B, M, N, smem.data());
+    at::smem_hook = nullptr;
+    if (g_trace) fclose(g_trace);
+    FILE* f = fopen(outp, "wb");
+    if (!f || fwrite(out.data(), 1, out.size(), f) != out.size()) { perror(outp); exit(2); }
+    fclose(f);
+    printf("ok %s\n", name);
+    return 0;
+  }
+  printf("error unknown kernel %s\n", name);
+  return 1;
+}
+
+int main() {
+  char line[8192];
+  int rc = 0;
+  while (fgets(line, sizeof line, stdin)) {
+    char cmd[32], name[512], inp[2048], outp[2048], tracep[2048];
+    int B, M, N;
+    long long in_off, out_off, trace_block;
+    if (sscanf(line, "%31s", cmd) != 1) continue;
+    if (!strcmp(cmd, "list")) {
+      for (const Entry& e : entries) printf("%s %d %d %d %d\n", e.name, e.nt, e.smem, e.tr, e.tc);
+    } else if (sscanf(line, "run %511s %d %d %d %2047s %lld %2047s %lld %2047s %lld", name, &B, &M, &N, inp,
+                      &in_off, outp, &out_off, tracep, &trace_block) == 10) {
+      rc |= run_job(name, B, M, N, inp, in_off, outp, out_off, tracep, trace_block);
+    } else {
+      printf("error bad job line\n");
+      rc = 1;
+    }
+    fflush(stdout);
+  }
+  return rc;
+}

@@ -1,0 +1,29 @@
+// autotrans template: naive and remapped transposes, one thread per element.
+// naive: consecutive threads walk input columns (coalesced reads, strided writes).
+// remapped: consecutive threads walk output columns (strided reads, coalesced writes).
+// Jinja slots: name (the kernel's C name) and c (its KernelConfig). No slot adds or
+// removes a line, so the #line that precedes a rendered kernel stays exact.
+struct {{ name }}_k {
+  static constexpr int E = {{ c.elem_bytes }}, TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
+  static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
+  static constexpr bool REMAP = {{ 'true' if c.variant == 'remapped' else 'false' }};
+  static constexpr int SMEM = 0;
+  typedef at::Bytes<E>::T ElemT;
+
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void load(const at::Tile& t, char*, int tid) {
+    int r = REMAP ? tid % TR : tid / TC, c = REMAP ? tid / TR : tid % TC;
+    if (FULL || (r < t.rows && c < t.cols))
+      at::stg<ElemT>(t.out + c * t.ldo + (long long)r * E, at::ldg<ElemT>(t.in + r * t.ldi + (long long)c * E));
+  }
+
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void store(const at::Tile&, const char*, int) {}
+};
+
+#ifndef AT_EMULATE
+extern "C" __global__ void __launch_bounds__({{ c.threads }})
+{{ name }}(const char* __restrict__ in, char* __restrict__ out, int B, int M, int N) {
+  at::run<{{ name }}_k>(in, out, B, M, N, nullptr);
+}
+#endif

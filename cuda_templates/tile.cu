@@ -1,0 +1,49 @@
+// autotrans template: shared-memory tile with scalar accesses (the classic
+// "shared tile", "padded tile" and "XOR-swizzled tile"). The tile is stored in
+// the input's orientation: smem row r holds input row r, with PAD elements of
+// padding per row; XOR swizzle stores column c of row r at column c ^ (r % TC).
+// Jinja slots: name (the kernel's C name) and c (its KernelConfig). No slot adds or
+// removes a line, so the #line that precedes a rendered kernel stays exact.
+struct {{ name }}_k {
+  static constexpr int E = {{ c.elem_bytes }}, TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
+  static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
+  static constexpr int PAD = {{ c.pad }};
+  static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
+  static constexpr int SMEM = TR * (TC + PAD) * E;
+  typedef at::Bytes<E>::T ElemT;
+
+  // Byte offset in shared memory of tile element (input row r, input column c).
+  __host__ __device__ static __forceinline__ uint32_t off(int r, int c) {
+    return (uint32_t)((r * (TC + PAD) + (XOR ? (c ^ (r % TC)) : c)) * E);
+  }
+
+  // Threads walk input rows: consecutive threads read consecutive columns.
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void load(const at::Tile& t, char* s, int tid) {
+#pragma unroll
+    for (int k = 0; k < TR * TC / NT; ++k) {
+      int i = tid + k * NT, r = i / TC, c = i % TC;
+      if (FULL || (r < t.rows && c < t.cols))
+        at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(t.in + r * t.ldi + (long long)c * E));
+    }
+  }
+
+  // Threads walk output rows: consecutive threads write consecutive columns.
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void store(const at::Tile& t, const char* s, int tid) {
+#pragma unroll
+    for (int k = 0; k < TR * TC / NT; ++k) {
+      int i = tid + k * NT, c = i / TR, r = i % TR;
+      if (FULL || (r < t.rows && c < t.cols))
+        at::stg<ElemT>(t.out + c * t.ldo + (long long)r * E, at::lds<ElemT>(s, off(r, c)));
+    }
+  }
+};
+
+#ifndef AT_EMULATE
+extern "C" __global__ void __launch_bounds__({{ c.threads }})
+{{ name }}(const char* __restrict__ in, char* __restrict__ out, int B, int M, int N) {
+  extern __shared__ __align__(16) char smem[];
+  at::run<{{ name }}_k>(in, out, B, M, N, smem);
+}
+#endif

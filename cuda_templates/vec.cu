@@ -1,0 +1,110 @@
+// autotrans template: vectorised shared-memory tile.
+// Global loads and stores move V bytes per thread access. Shared memory holds the
+// tile transposed: smem row c (an input column, i.e. an output row) holds TR
+// elements plus PAD elements of padding. Each thread step of the load phase reads
+// R input rows (R vectors of K = V/E elements), transposes that R x K block in
+// registers (__byte_perm for 1- and 2-byte elements) and stores K chunks of R
+// elements. The store phase reads whole V-byte chunks of smem rows and writes
+// them to the output. XOR swizzle permutes the V-byte chunks of smem row c by
+// (c / K), which spreads the load phase's chunk stores over the banks.
+// Jinja slots: name (the kernel's C name) and c (its KernelConfig). No slot adds or
+// removes a line, so the #line that precedes a rendered kernel stays exact.
+struct {{ name }}_k {
+  static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, R = {{ c.micro_rows }}, K = V / E;
+  static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
+  static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
+  static constexpr int PAD = {{ c.pad }};
+  static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
+  static constexpr int ROWB = (TR + PAD) * E, NCH = TR * E / V, SMEM = TC * ROWB;
+  static constexpr int CW = R * E / 4;  // 32-bit words per stored chunk
+  static constexpr int IT1 = (TR / R) * (TC / K) / NT, IT2 = TC * (TR / K) / NT;
+  typedef at::Bytes<E>::T ElemT;
+  typedef at::Bytes<V>::T VecT;
+  typedef at::Bytes<R * E>::T ChunkT;
+
+  // Byte offset in shared memory of tile element (input row r, input column c).
+  __host__ __device__ static __forceinline__ uint32_t off(int r, int c) {
+    int byte = r * E, ch = byte / V;
+    if (XOR) ch ^= (c / K) & (NCH - 1);
+    return (uint32_t)(c * ROWB + ch * V + byte % V);
+  }
+
+  // Column e of R loaded rows, packed into one chunk (R elements, CW words).
+  __host__ __device__ static __forceinline__ void gather(const VecT (&w)[R], int e, uint32_t (&o)[CW]) {
+    if constexpr (E >= 4) {
+#pragma unroll
+      for (int q = 0; q < R; ++q)
+#pragma unroll
+        for (int j = 0; j < E / 4; ++j) o[q * (E / 4) + j] = at::word(w[q], e * (E / 4) + j);
+    } else if constexpr (E == 2) {
+#pragma unroll
+      for (int j = 0; j < CW; ++j)
+        o[j] = at::perm(at::word(w[2 * j], e / 2), at::word(w[2 * j + 1], e / 2), (e & 1) ? 0x7632 : 0x5410);
+    } else {
+      const uint32_t sel = (e & 3) | ((4 + (e & 3)) << 4);
+#pragma unroll
+      for (int j = 0; j < CW; ++j)
+        o[j] = at::perm(at::perm(at::word(w[4 * j], e / 4), at::word(w[4 * j + 1], e / 4), sel),
+                        at::perm(at::word(w[4 * j + 2], e / 4), at::word(w[4 * j + 3], e / 4), sel), 0x5410);
+    }
+  }
+
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void load(const at::Tile& t, char* s, int tid) {
+    if constexpr (FULL) {
+      VecT w[IT1][R];
+#pragma unroll
+      for (int k = 0; k < IT1; ++k) {  // every load in flight before the first use
+        int i = tid + k * NT, rg = i / (TC / K), vc = i % (TC / K);
+#pragma unroll
+        for (int q = 0; q < R; ++q)
+          w[k][q] = at::ldg<VecT>(t.in + (long long)(rg * R + q) * t.ldi + vc * V);
+      }
+#pragma unroll
+      for (int k = 0; k < IT1; ++k) {
+        int i = tid + k * NT, rg = i / (TC / K), vc = i % (TC / K);
+#pragma unroll
+        for (int e = 0; e < K; ++e) {
+          uint32_t o[CW];
+          gather(w[k], e, o);
+          at::sts<ChunkT>(s, off(rg * R, vc * K + e), at::pack<ChunkT>(o));
+        }
+      }
+    } else {
+      for (int i = tid; i < TR * TC; i += NT) {
+        int r = i / TC, c = i % TC;
+        if (r < t.rows && c < t.cols) at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(t.in + r * t.ldi + (long long)c * E));
+      }
+    }
+  }
+
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void store(const at::Tile& t, const char* s, int tid) {
+    if constexpr (FULL) {
+      VecT v[IT2];
+#pragma unroll
+      for (int k = 0; k < IT2; ++k) {
+        int i = tid + k * NT, c = i / (TR / K), vr = i % (TR / K);
+        v[k] = at::lds<VecT>(s, off(vr * K, c));
+      }
+#pragma unroll
+      for (int k = 0; k < IT2; ++k) {
+        int i = tid + k * NT, c = i / (TR / K), vr = i % (TR / K);
+        at::stg<VecT>(t.out + c * t.ldo + vr * V, v[k]);
+      }
+    } else {
+      for (int i = tid; i < TR * TC; i += NT) {
+        int c = i / TR, r = i % TR;
+        if (r < t.rows && c < t.cols) at::stg<ElemT>(t.out + c * t.ldo + (long long)r * E, at::lds<ElemT>(s, off(r, c)));
+      }
+    }
+  }
+};
+
+#ifndef AT_EMULATE
+extern "C" __global__ void __launch_bounds__({{ c.threads }})
+{{ name }}(const char* __restrict__ in, char* __restrict__ out, int B, int M, int N) {
+  extern __shared__ __align__(16) char smem[];
+  at::run<{{ name }}_k>(in, out, B, M, N, smem);
+}
+#endif

@@ -1,0 +1,45 @@
+import pytest
+
+from autotrans.banks import bank_report, group_ways, warp_ways, worst_ways
+from autotrans.config import ELEM_SIZES, KernelConfig, classic
+
+
+def test_group_ways_counts_distinct_words_per_bank():
+    assert group_ways([(4 * i, 4) for i in range(32)]) == 1            # one word per bank
+    assert group_ways([(128 * i, 4) for i in range(32)]) == 32         # all in bank 0
+    assert group_ways([(0, 4)] * 32) == 1                              # broadcast
+    assert group_ways([(0, 4), (128, 4), (4, 4)]) == 2
+    assert group_ways([(i, 1) for i in range(32)]) == 1                # bytes of 8 words
+
+
+def test_wide_accesses_are_served_in_thread_groups():
+    # 16-byte accesses: 8 threads per 128-byte wavefront; consecutive chunks are free.
+    assert warp_ways([(16 * i, 16) for i in range(32)]) == 1
+    assert warp_ways([(256 * i, 16) for i in range(32)]) == 8
+
+
+def test_classic_tiles():
+    unpadded = worst_ways(classic("tile", 4))
+    assert unpadded == {"load": 1, "store": 32}   # the transposed read of a 32x32 tile
+    assert worst_ways(classic("padded", 4)) == {"load": 1, "store": 1}
+    assert worst_ways(classic("swizzled", 4)) == {"load": 1, "store": 1}
+    assert worst_ways(classic("naive", 4)) == {}
+
+
+@pytest.mark.parametrize("e, tile, threads, micro", [(1, 128, 128, 4), (2, 64, 256, 2), (4, 64, 256, 4),
+                                                    (8, 64, 256, 2), (16, 64, 256, 1)])
+def test_chunk_swizzle_clears_conflicts_of_every_element_size(e, tile, threads, micro):
+    assert max(worst_ways(classic("swizzled", e)).values()) == 1
+    cfg = KernelConfig("vec", e, tile, tile, threads, 16, micro, 0, "xor", "col")
+    assert worst_ways(cfg) == {"load": 1, "store": 1}
+    plain = KernelConfig("vec", e, tile, tile, threads, 16, micro, 0, "none", "col")
+    assert worst_ways(plain)["load"] > 1
+
+
+def test_report_lists_every_access():
+    cfg = KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col")
+    rep = bank_report(cfg)
+    loads = [a for a in rep if a.phase == "load"]
+    assert len(loads) == 4 and all(a.op == "st.shared" and a.bytes == 16 for a in loads)
+    assert [a.op for a in rep if a.phase == "store"] == ["ld.shared"] * 4
+    assert "1-way" in str(rep[0])

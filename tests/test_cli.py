@@ -1,0 +1,498 @@
+"""The command line, run for real: ``python -m autotrans ...`` in a subprocess
+with its own cache folder (AUTOTRANS_CACHE_DIR), on real sqlitedict caches."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autotrans import cli
+from autotrans.cache import CacheKey, ResultCache
+from autotrans.config import classic
+from autotrans.space import space_id
+
+REPO = Path(__file__).resolve().parent.parent
+H200 = "NVIDIA H200|sm_90|132sm|driver 580.95.05|cuda 13.0"
+A100 = "NVIDIA A100-SXM4-80GB|sm_80|108sm|driver 550.54.15|cuda 12.4"
+STALE = "0123456789abcdef-s0"
+COMMANDS = ["tune", "show", "bench", "export", "import", "clear", "report", "explain", "banks"]
+
+
+def _gpu_reason():
+    from autotrans.driver import GPUUnavailable, device
+    try:
+        device()
+        return None
+    except GPUUnavailable as exc:
+        return str(exc)
+
+
+@pytest.fixture(scope="session")
+def no_gpu():
+    """For tests of the no-GPU paths: skipped where a GPU is usable."""
+    if _gpu_reason() is None:
+        pytest.skip("a GPU is available here; this test covers the no-GPU behaviour")
+
+
+@pytest.fixture
+def cache_dir(tmp_path):
+    d = tmp_path / "cache"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def run(cache_dir, tmp_path):
+    """run(*args, stdin=None) -> CompletedProcess of ``python -m autotrans args``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("AUTOTRANS_DEBUG", "COLUMNS")}
+    env["AUTOTRANS_CACHE_DIR"] = str(cache_dir)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+
+    def go(*args, input=None, cwd=None, timeout=300):
+        stdin = {} if input is not None else {"stdin": subprocess.DEVNULL}
+        return subprocess.run([sys.executable, "-m", "autotrans", *map(str, args)], cwd=cwd or tmp_path,
+                              env=env, input=input, capture_output=True, text=True, timeout=timeout,
+                              **stdin)
+    return go
+
+
+def assert_user_error(r, *needles):
+    """Non-zero exit, exactly one stderr line starting 'autotrans: error:', no traceback."""
+    assert r.returncode != 0, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("autotrans: error: "), r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+@pytest.fixture
+def populated(cache_dir, record_factory):
+    """A cache holding three real entries: H200 and A100 with the current
+    templates, and a stale H200 one; returns {name: (CacheKey, record)}."""
+    sid = space_id()
+    entries = {
+        "h200": (CacheKey(H200, sid, (8192, 8192), 4), record_factory((8192, 8192), 4, H200, seed=1)),
+        "a100": (CacheKey(A100, sid, (4096, 4096), 2),
+                 record_factory((4096, 4096), 2, A100, dtype="float16", seed=2, date="2025-10-01T12:00:00+00:00")),
+        "stale": (CacheKey(H200, STALE, (16, 1024, 2048), 8), record_factory((16, 1024, 2048), 8, H200, seed=3)),
+    }
+    rc = ResultCache(cache_dir)
+    for key, rec in entries.values():
+        assert rc.put(key, rec)
+    assert len(rc.items()) == 3
+    return entries
+
+
+# -- pure helpers ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("8192x8192", (8192, 8192)), ("4x512x512", (4, 512, 512)), ("4097X4095", (4097, 4095)),
+    (" 3 x 5 ", (3, 5)), ("1x1", (1, 1)),
+])
+def test_parse_shape(text, shape):
+    assert cli.parse_shape(text) == shape
+
+
+@pytest.mark.parametrize("text", ["", "8192", "8192x", "x8192", "1x2x3x4", "0x5", "5x0", "-3x4",
+                                  "3.5x4", "axb", "8192x8192x"])
+def test_parse_shape_rejects(text):
+    with pytest.raises(ValueError, match="bad shape"):
+        cli.parse_shape(text)
+
+
+def test_format_shape():
+    assert cli.format_shape((1, 64, 128)) == "64x128"
+    assert cli.format_shape((64, 128)) == "64x128"
+    assert cli.format_shape((4, 64, 128)) == "4x64x128"
+
+
+def test_parse_dtype():
+    assert cli.parse_dtype("float16") == np.float16
+    assert cli.parse_dtype("complex128").itemsize == 16
+    assert cli.parse_dtype("uint8") == np.uint8
+    for bad in ("float33", "U10", "object", "V3", "complex256"):
+        with pytest.raises(TypeError):
+            cli.parse_dtype(bad)
+
+
+def test_one_line():
+    assert cli.one_line("a\n  b\tc\n") == "a b c"
+    assert len(cli.one_line("x" * 5000)) == cli.MAX_MESSAGE
+
+
+def test_table_rows_marks_stale_and_sorts():
+    rows = [
+        {"device": H200, "shape": (1, 8192, 8192), "elem_bytes": 4, "dtype": "float32",
+         "config": "k1", "time_us": 61.04, "gbps": 4398.2, "frac_memcpy": 0.934,
+         "date": "2025-11-30T09:41:07+00:00", "current": True},
+        {"device": H200, "shape": (16, 1024, 2048), "elem_bytes": 8, "dtype": "float64",
+         "config": "k2", "time_us": None, "gbps": None, "frac_memcpy": None, "date": None,
+         "current": False},
+        {"device": H200, "shape": (1, 64, 64), "elem_bytes": 4, "dtype": "float32",
+         "config": "k3", "time_us": 2.0, "gbps": 16.4, "frac_memcpy": 0.5, "date": "bad date",
+         "current": True},
+    ]
+    headers, cells = cli.table_rows(rows)
+    assert headers == ["shape", "dtype", "config", "µs", "GB/s", "of memcpy", "date"]
+    assert cells[0] == ["64x64", "float32", "k3", "2.0", "16", "50%", "bad date"]
+    assert cells[1] == ["8192x8192", "float32", "k1", "61.0", "4398", "93%", "2025-11-30 09:41"]
+    assert cells[2] == ["16x1024x2048", "float64", "k2 *", "-", "-", "-", ""]
+    headers, cells = cli.table_rows(rows, show_device=True)
+    assert headers[-1] == "device" and all(c[-1] == H200 for c in cells)
+
+
+def test_bars_from_row():
+    nbytes = 8192 * 8192 * 4
+    row = {"autotrans_us": 100.0, "memcpy_us": 50.0, "seed_us": 200.0, "torch_us": None,
+           "cupy_us": 0, "jax_us": None}
+    bars = cli.bars_from_row(row, nbytes)
+    assert set(bars) == {"autotrans", "memcpy", "seed"}
+    assert bars["autotrans"] == pytest.approx(2 * nbytes / 100e-6 / 1e9)
+    assert bars["memcpy"] == pytest.approx(2 * bars["autotrans"])
+
+
+def test_find_record_prefers_current_then_newest(cache_dir, record_factory):
+    sid = space_id()
+    rc = ResultCache(cache_dir)
+    old = record_factory((512, 256), 4, A100, seed=4, date="2025-01-01T00:00:00+00:00")
+    new = record_factory((512, 256), 4, H200, seed=5, date="2025-06-01T00:00:00+00:00")
+    stale = record_factory((512, 256), 4, H200, seed=6, date="2025-12-01T00:00:00+00:00")
+    rc.put(CacheKey(A100, sid, (512, 256), 4), old)
+    rc.put(CacheKey(H200, sid, (512, 256), 4), new)
+    rc.put(CacheKey(H200, STALE, (512, 256), 4), stale)
+    key, rec = cli.find_record((512, 256), 4, cache_dir)
+    assert key.device == H200 and key.templates == sid and rec["date"] == new["date"]
+    key, rec = cli.find_record((512, 256), 4, cache_dir, device=A100)
+    assert rec["date"] == old["date"]
+    assert cli.find_record((512, 256), 2, cache_dir) is None
+    assert cli.find_record((256, 512), 4, cache_dir) is None
+
+
+def test_main_in_process_returns_codes(capsys):
+    assert cli.main(["--version"]) == 0
+    assert "autotrans" in capsys.readouterr().out
+    assert cli.main(["tune", "12"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("autotrans: error: ") and err.count("\n") == 1
+
+
+# -- help ------------------------------------------------------------------------------
+
+
+def test_top_level_help_lists_every_command(run):
+    r = run("--help")
+    assert r.returncode == 0, r.stderr
+    for c in COMMANDS:
+        assert f"\n    {c} " in r.stdout, c
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_for_every_command(run, command):
+    r = run(command, "--help")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"usage: autotrans {command}")
+    assert "examples:" in r.stdout and f"autotrans {command} " in r.stdout.split("examples:")[1]
+    assert r.stderr == ""
+
+
+def test_no_command_prints_help_and_fails(run):
+    r = run()
+    assert r.returncode == 2 and "usage: autotrans" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_help_examples_are_valid_config_keys(run):
+    from autotrans.config import KernelConfig
+    r = run("banks", "--help")
+    keys = [line.split()[-1] for line in r.stdout.split("examples:")[1].splitlines() if "banks" in line]
+    assert len(keys) == 2
+    for k in keys:
+        KernelConfig.from_key(k)
+
+
+# -- user errors: one line, no traceback ------------------------------------------------
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["tune", "81x"], "bad shape '81x'"),
+    (["tune", "8192x8192", "0x5"], "bad shape '0x5'"),
+    (["report", "1x2x3x4"], "bad shape"),
+    (["tune", "64x64", "--dtype", "float33"], "unknown dtype 'float33'"),
+    (["explain", "64x64", "--dtype", "U10"], "itemsize 40"),
+    (["bench", "64x64", "--dtype", "object"], "dtype"),
+    (["frobnicate"], "invalid choice"),
+    (["import", "x.json", "--policy", "fastest"], "invalid choice"),
+    (["show", "--bogus"], "unrecognized arguments"),
+    (["banks", "tile:e4:not-a-key"], "not a KernelConfig key"),
+    (["banks", classic("tile", 4).key.replace("t1024", "t1000")], "threads"),
+    (["import", "missing.json"], "missing.json"),
+    (["export", "no/such/folder/x.json"], "does not exist"),
+])
+def test_user_errors_are_one_line(run, args, needle):
+    assert_user_error(run(*args), needle)
+
+
+def test_import_rejects_a_file_that_is_not_an_export(run, tmp_path):
+    (tmp_path / "junk.json").write_text('{"hello": 1}')
+    assert_user_error(run("import", "junk.json"), "not an autotrans cache export")
+    (tmp_path / "bad.json").write_text("{nope")
+    assert_user_error(run("import", "bad.json"), "not JSON")
+
+
+def test_tune_without_gpu(run, no_gpu, cache_dir):
+    r = run("tune", "256x256", "--no-progress")
+    assert_user_error(r, "no GPU")
+    assert not (cache_dir / "results.sqlite").exists()
+
+
+def test_bench_without_gpu(run, no_gpu):
+    assert_user_error(run("bench", "256x256"))
+
+
+def test_explain_without_gpu_needs_a_fingerprint(run, no_gpu):
+    assert_user_error(run("explain", "8192x8192"), "no GPU", "--fingerprint")
+
+
+def test_report_uncached_without_gpu(run, no_gpu, populated, tmp_path):
+    assert_user_error(run("report", "1000x1000", "-o", "r.png"), "not cached", "no GPU")
+    assert not (tmp_path / "r.png").exists()
+
+
+# -- explain / banks ------------------------------------------------------------------
+
+
+def test_explain_with_fingerprint_uses_the_cache(run, cache_dir, record_factory):
+    from autotrans.config import KernelConfig
+    rec = record_factory((8192, 8192), 4, H200, seed=7)
+    rec["config"] = classic("seed", 4).to_dict()   # a config every device can run
+    rec["key"] = classic("seed", 4).key
+    ResultCache(cache_dir).put(CacheKey(H200, space_id(), (8192, 8192), 4), rec)
+    r = run("explain", "8192x8192", "--fingerprint", H200)
+    assert r.returncode == 0, r.stderr
+    assert f"8192x8192 float32: {classic('seed', 4).key}  [exact]" in r.stdout
+    # another size has no exact entry: the nearest tuned shape, with its reason
+    r = run("explain", "4096x4096", "--fingerprint", H200)
+    assert r.returncode == 0, r.stderr
+    assert "[nearest]" in r.stdout and "8192x8192" in r.stdout
+    # other element sizes have nothing tuned: a default config
+    r = run("explain", "4096x4096", "--dtype", "float16", "--fingerprint", H200)
+    assert r.returncode == 0 and "[default]" in r.stdout
+    KernelConfig.from_key(r.stdout.split(": ", 1)[1].split()[0])
+
+
+def test_banks_prints_a_32_way_conflict(run):
+    r = run("banks", classic("tile", 4).key)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert any("ld.shared" in line and line.rstrip().endswith("32-way") for line in lines), r.stdout
+    assert "worst: load 1-way, store 32-way" in r.stdout
+    r = run("banks", classic("padded", 4).key)
+    assert r.returncode == 0 and "32-way" not in r.stdout and "worst: load 1-way, store 1-way" in r.stdout
+
+
+# -- show ---------------------------------------------------------------------------------
+
+
+def test_show_empty_cache(run, cache_dir):
+    r = run("show", "--all")
+    assert r.returncode == 0 and "no cached results" in r.stdout and str(cache_dir) in r.stdout
+
+
+def _assert_rows_shown(out, populated):
+    for name, shape, dtype in (("h200", "8192x8192", "float32"), ("a100", "4096x4096", "float16"),
+                               ("stale", "16x1024x2048", "float64")):
+        key, rec = populated[name]
+        line = next((line for line in out.splitlines() if f" {shape} " in line), None)
+        assert line is not None, (shape, out)
+        assert dtype in line and rec["key"] in line and key.device in line
+        assert f"{rec['time_us']:.1f}" in line and f"{rec['gbps']:.0f}" in line
+        assert f"{rec['frac_memcpy']:.0%}" in line
+        assert (f"{rec['key']} *" in line) == (name == "stale")
+    assert "2025-10-01 12:00" in out
+    assert "stale" in out
+
+
+def test_show_without_gpu_lists_every_device(run, populated, no_gpu):
+    r = run("show")
+    assert r.returncode == 0, r.stderr
+    note = r.stderr.strip().splitlines()
+    assert len(note) == 1 and "no GPU" in note[0] and "every device" in note[0]
+    _assert_rows_shown(r.stdout, populated)
+
+
+def test_show_all(run, populated):
+    r = run("show", "--all")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    _assert_rows_shown(r.stdout, populated)
+
+
+def test_show_cache_dir_option(run, populated, cache_dir, tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = run("show", "--all", "--cache-dir", cache_dir / "results.sqlite", cwd=tmp_path / "empty")
+    assert r.returncode == 0 and "8192x8192" in r.stdout
+
+
+def test_show_a_corrupt_cache_warns_in_one_line(run, cache_dir):
+    (cache_dir / "results.sqlite").write_bytes(b"this is not a database" * 100)
+    r = run("show", "--all")
+    assert r.returncode == 0, r.stderr
+    assert "no cached results" in r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("autotrans: warning: ") and "corrupt" in lines[0]
+    assert "Traceback" not in r.stderr
+
+
+# -- export / import / clear ------------------------------------------------------------------
+
+
+def test_export_everything_and_one_device(run, populated, tmp_path):
+    r = run("export", "all.json")
+    assert r.returncode == 0, r.stderr
+    assert "exported 3 entries" in r.stdout
+    doc = json.loads((tmp_path / "all.json").read_text())
+    assert doc["format"] == "autotrans-cache"
+    assert sorted(e["key"] for e in doc["entries"]) == sorted(k.text for k, _ in populated.values())
+    r = run("export", "a100.json", "--device", A100)
+    assert r.returncode == 0 and "exported 1 entry" in r.stdout
+    doc = json.loads((tmp_path / "a100.json").read_text())
+    assert [e["record"] for e in doc["entries"]] == [populated["a100"][1]]
+    r = run("export", "none.json", "--device", "no such GPU")
+    assert r.returncode == 0 and "exported 0 entries" in r.stdout
+    assert "no entries for device" in r.stderr and A100 in r.stderr
+
+
+@pytest.mark.parametrize("policy, counts, winner", [
+    ("faster", (1, 1, 1), {"fast": "theirs", "slow": "ours"}),
+    ("keep", (1, 0, 2), {"fast": "ours", "slow": "ours"}),
+    ("replace", (1, 2, 0), {"fast": "theirs", "slow": "theirs"}),
+])
+def test_import_policies(run, populated, tmp_path, record_factory, policy, counts, winner):
+    """Import an export holding: a faster H200 8192x8192 result, a slower A100
+    result, and a new shape; the policy decides which survive."""
+    other = ResultCache(tmp_path / "other")
+    h_key, h_rec = populated["h200"]
+    a_key, a_rec = populated["a100"]
+    fast = dict(h_rec, time_us=h_rec["time_us"] / 2, date="2025-12-24T00:00:00+00:00")
+    slow = dict(a_rec, time_us=a_rec["time_us"] * 2, date="2025-12-25T00:00:00+00:00")
+    new_key = CacheKey(H200, space_id(), (3, 640, 480), 1)
+    other.put(h_key, fast)
+    other.put(a_key, slow)
+    other.put(new_key, record_factory((3, 640, 480), 1, H200, seed=9))
+    other.export_json(tmp_path / "theirs.json")
+
+    args = ["import", "theirs.json"] + ([] if policy == "faster" else ["--policy", policy])
+    r = run(*args)
+    assert r.returncode == 0, r.stderr
+    added, replaced, kept = counts
+    assert f"{added} added, {replaced} replaced, {kept} kept" in r.stdout, r.stdout
+    mine = ResultCache(tmp_path / "cache")
+    assert mine.get(new_key) is not None
+    assert mine.get(h_key)["date"] == (fast if winner["fast"] == "theirs" else h_rec)["date"]
+    assert mine.get(a_key)["date"] == (slow if winner["slow"] == "theirs" else a_rec)["date"]
+    assert len(mine.items()) == 4
+
+
+def test_export_import_round_trip_into_an_empty_cache(run, populated, tmp_path):
+    assert run("export", "all.json").returncode == 0
+    r = run("import", str(tmp_path / "all.json"), "--cache-dir", tmp_path / "fresh")
+    assert r.returncode == 0 and "3 added, 0 replaced, 0 kept" in r.stdout
+    assert ResultCache(tmp_path / "fresh").items() == ResultCache(tmp_path / "cache").items()
+
+
+def test_clear_refuses_without_a_terminal(run, populated, cache_dir):
+    r = run("clear")   # stdin is /dev/null
+    assert_user_error(r, "--yes", "3 cached results")
+    assert len(ResultCache(cache_dir).items()) == 3
+
+
+def test_clear_answer_from_a_pipe_is_not_a_confirmation(run, populated, cache_dir):
+    assert_user_error(run("clear", input="y\n"), "--yes")
+    assert len(ResultCache(cache_dir).items()) == 3
+
+
+def test_clear_one_device_then_everything(run, populated, cache_dir):
+    r = run("clear", "--device", A100, "--yes")
+    assert r.returncode == 0 and "removed 1 cached result " in r.stdout
+    assert {k.device for k, _ in ResultCache(cache_dir).items()} == {H200}
+    r = run("clear", "-y")
+    assert r.returncode == 0 and "removed 2 cached results" in r.stdout
+    assert ResultCache(cache_dir).items() == []
+    r = run("clear")
+    assert r.returncode == 0 and "nothing to clear" in r.stdout
+
+
+def test_clear_asks_on_a_terminal(populated, cache_dir, tmp_path):
+    """With stdin on a real pseudo-terminal, clear asks; 'n' keeps everything, 'y' clears."""
+    import pty
+    import select
+    import time
+
+    env = dict(os.environ, AUTOTRANS_CACHE_DIR=str(cache_dir),
+               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+    def session(answer):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "autotrans", "clear"], cwd=tmp_path, env=env,
+                                stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+        os.close(slave)
+        out, sent, deadline = b"", False, time.monotonic() + 120
+        try:
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([master], [], [], 1)
+                if ready:
+                    try:
+                        chunk = os.read(master, 4096)
+                    except OSError:   # EIO: the child closed the terminal
+                        break
+                    if not chunk:
+                        break
+                    out += chunk
+                    if not sent and b"[y/N]" in out:
+                        os.write(master, answer + b"\n")
+                        sent = True
+                elif proc.poll() is not None:
+                    break
+            code = proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(master)
+        return code, out.decode(errors="replace")
+
+    code, out = session(b"n")
+    assert code != 0 and "Remove 3 cached results" in out and "nothing removed" in out, out
+    assert len(ResultCache(cache_dir).items()) == 3
+    code, out = session(b"y")
+    assert code == 0 and "removed 3 cached results" in out, out
+    assert ResultCache(cache_dir).items() == []
+
+
+# -- report -----------------------------------------------------------------------------------
+
+
+def test_report_from_the_cache_without_gpu(run, populated, tmp_path, no_gpu):
+    r = run("report", "8192x8192", "-o", "land.png")
+    assert r.returncode == 0, r.stderr
+    png = (tmp_path / "land.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000
+    r = run("report", "16x1024x2048", "--dtype", "float64", "-o", "land.html")
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "land.html").read_text()
+    assert "data:image/png;base64,iVBORw0KGgo" in page
+    assert "no GPU here: comparison bars skipped" in page
+    assert populated["stale"][1]["key"] in page
+    # default file name
+    r = run("report", "4096x4096", "--dtype", "float16")
+    assert r.returncode == 0 and (tmp_path / "autotrans-4096x4096-float16.png").is_file()
+
+
+def test_report_rejects_unknown_picture_types(run, populated):
+    assert_user_error(run("report", "8192x8192", "-o", "land.docx"), ".png")

@@ -1,0 +1,103 @@
+import dataclasses
+
+import numpy as np
+import pytest
+
+from autotrans.config import (CLASSIC_NAMES, ELEM_SIZES, KernelConfig, as_bmn, classic,
+                              dtype_of_size, elem_size)
+from autotrans.space import default_space
+
+
+def test_key_is_explicit_and_stable():
+    cfg = KernelConfig("vec", 4, 64, 32, 128, 16, 4, 0, "xor", "col")
+    assert cfg.key == "vec:e4:64x32:t128:v16:r4:p0:xor:col"
+    assert cfg.name == "at_vec_e4_64x32_t128_v16_r4_p0_xor_col"
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_key_and_dict_round_trip_for_whole_space(e):
+    for cfg in default_space(e):
+        assert KernelConfig.from_key(cfg.key) == cfg
+        assert KernelConfig.from_dict(cfg.to_dict()) == cfg
+        assert hash(cfg) == hash(KernelConfig.from_key(cfg.key))
+
+
+def test_config_is_frozen():
+    cfg = classic("padded", 4)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.pad = 2
+
+
+def test_vec_bytes_defaults_to_element_size():
+    assert KernelConfig("tile", 8, 32, 32, 256).vec_bytes == 8
+
+
+@pytest.mark.parametrize("kwargs, why", [
+    (dict(variant="nope", elem_bytes=4, tile_rows=32, tile_cols=32, threads=256), "variant"),
+    (dict(variant="tile", elem_bytes=3, tile_rows=32, tile_cols=32, threads=256), "elem_bytes"),
+    (dict(variant="tile", elem_bytes=4, tile_rows=24, tile_cols=32, threads=256), "powers of two"),
+    (dict(variant="tile", elem_bytes=4, tile_rows=32, tile_cols=32, threads=2048), "threads"),
+    (dict(variant="tile", elem_bytes=4, tile_rows=32, tile_cols=32, threads=100), "threads"),
+    (dict(variant="naive", elem_bytes=4, tile_rows=8, tile_cols=32, threads=128), "one thread per element"),
+    (dict(variant="vec", elem_bytes=4, tile_rows=64, tile_cols=64, threads=256, vec_bytes=2), "vec_bytes"),
+    (dict(variant="vec", elem_bytes=1, tile_rows=128, tile_cols=128, threads=256, vec_bytes=16,
+          micro_rows=2), "micro_rows"),
+    (dict(variant="vec", elem_bytes=4, tile_rows=64, tile_cols=64, threads=256, vec_bytes=16,
+          micro_rows=4, pad=1), "pad"),
+    (dict(variant="vec", elem_bytes=4, tile_rows=16, tile_cols=16, threads=1024, vec_bytes=16,
+          micro_rows=4), "threads must divide"),
+    (dict(variant="tile", elem_bytes=4, tile_rows=32, tile_cols=32, threads=256, order="zigzag"), "order"),
+    (dict(variant="tile", elem_bytes=4, tile_rows=32, tile_cols=32, threads=256, swizzle="rot"), "swizzle"),
+])
+def test_invalid_configs_say_why(kwargs, why):
+    with pytest.raises(ValueError, match=why):
+        KernelConfig(**kwargs)
+
+
+@pytest.mark.parametrize("bad", ["vec:e4", "vec:e4:64x32:t256:v16:r4:p0:xor", "x" * 10, ""])
+def test_from_key_rejects_junk(bad):
+    with pytest.raises(ValueError):
+        KernelConfig.from_key(bad)
+
+
+def test_shared_memory_layouts():
+    assert classic("tile", 4).smem_bytes == 32 * 32 * 4
+    assert classic("padded", 4).smem_bytes == 32 * 33 * 4
+    assert KernelConfig("vec", 2, 64, 32, 128, 16, 2, 8, "none").smem_bytes == 32 * (64 + 8) * 2
+    assert classic("naive", 4).smem_bytes == 0
+
+
+def test_blocks_and_alignment():
+    cfg = KernelConfig("vec", 4, 64, 32, 128, 16, 4, 0, "xor")
+    assert cfg.blocks((3, 65, 33)) == 3 * 2 * 2
+    assert cfg.aligned_for((8, 12)) and not cfg.aligned_for((8, 13)) and not cfg.aligned_for((13, 8))
+    assert classic("seed", 4).aligned_for((4097, 4095))
+
+
+@pytest.mark.parametrize("dtype, size", [(np.int8, 1), (np.float16, 2), (np.float32, 4), (np.int64, 8),
+                                         (np.complex64, 8), (np.complex128, 16), ("V16", 16), (bool, 1)])
+def test_elem_size(dtype, size):
+    assert elem_size(dtype) == size
+
+
+@pytest.mark.parametrize("dtype", [object, "V3", "V32", "U3"])
+def test_elem_size_rejects_what_cannot_move(dtype):
+    with pytest.raises(TypeError):
+        elem_size(dtype)
+
+
+def test_dtype_of_size_and_shapes():
+    assert [dtype_of_size(e).itemsize for e in ELEM_SIZES] == list(ELEM_SIZES)
+    assert as_bmn((5, 7)) == (1, 5, 7) and as_bmn((2, 5, 7)) == (2, 5, 7)
+    with pytest.raises(ValueError):
+        as_bmn((5,))
+
+
+def test_classic_variants_by_name():
+    for e in ELEM_SIZES:
+        got = {n: classic(n, e) for n in CLASSIC_NAMES}
+        assert got["naive"].variant == "naive" and got["remapped"].variant == "remapped"
+        assert got["padded"].pad == 1 and got["swizzled"].swizzle == "xor" and got["tile"].pad == 0
+        assert got["seed"].threads == 256 and got["seed"].tile_rows == 32
+    with pytest.raises(ValueError, match="unknown classic"):
+        classic("fastest", 4)

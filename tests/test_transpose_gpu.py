@@ -1,0 +1,134 @@
+"""transpose() on the GPU: right answers, and a clear TypeError/ValueError for
+every kind of bad input; a cache that cannot be used never stops a transpose."""
+import warnings
+
+import numpy as np
+import pytest
+
+import autotrans
+from autotrans import dispatch, driver
+from autotrans.cache import CacheKey, ResultCache
+from autotrans.config import KernelConfig, as_bmn
+from autotrans.space import space_id
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOTRANS_CACHE_DIR", str(tmp_path / "cache"))
+    dispatch.forget()
+    yield tmp_path / "cache"
+    dispatch.forget()
+
+
+def ga():
+    return driver.gpuarray()
+
+
+def host_random(shape, dtype, seed=0):
+    raw = np.random.default_rng(seed).integers(0, 256, int(np.prod(shape)) * np.dtype(dtype).itemsize,
+                                               dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+def expect(x):
+    return np.ascontiguousarray(np.swapaxes(x, -1, -2))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.complex64, np.complex128, "V16"])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 1000), (999, 1), (257, 131), (4, 96, 160), (1024, 2048)])
+def test_right_answers(shape, dtype):
+    x = host_random(shape, dtype)
+    y = autotrans.transpose(ga().to_gpu(x))
+    assert y.shape == expect(x).shape and y.dtype == x.dtype
+    assert y.get().tobytes() == expect(x).tobytes()
+
+
+def test_out_and_stream():
+    x = host_random((300, 500), np.float32)
+    out = ga().empty((500, 300), np.float32)
+    stream = driver.cuda().Stream()
+    assert autotrans.transpose(ga().to_gpu(x), out=out, stream=stream) is out
+    stream.synchronize()
+    assert out.get().tobytes() == expect(x).tobytes()
+
+
+def test_unaligned_pointers_still_give_the_right_answer():
+    flat = host_random((1 + 64 * 96,), np.float32)
+    base = ga().to_gpu(flat)
+    view = base[1:].reshape(64, 96)        # 4 bytes past a 16-byte boundary
+    assert view.ptr % 16 == 4
+    assert autotrans.transpose(view).get().tobytes() == expect(flat[1:].reshape(64, 96)).tobytes()
+
+
+def test_new_outputs_are_ordinary_gpuarrays():
+    x = np.random.default_rng(0).random((70, 30), dtype=np.float32)
+    y = autotrans.transpose(ga().to_gpu(x))
+    z = autotrans.transpose(ga().to_gpu(x))
+    assert isinstance(y, ga().GPUArray) and y.flags.c_contiguous and y.strides == (280, 4)
+    assert y.ptr != z.ptr and y.get().tobytes() == z.get().tobytes() == expect(x).tobytes()
+    assert (y + 0).get().tobytes() == y.get().tobytes()
+
+
+def test_zero_size_dimensions():
+    for shape in [(0, 5), (5, 0), (3, 0, 4), (0, 4, 4)]:
+        y = autotrans.transpose(ga().empty(shape, np.float32))
+        assert y.shape == shape[:-2] + (shape[-1], shape[-2])
+
+
+@pytest.mark.parametrize("make, err, match", [
+    (lambda: ga().to_gpu(np.zeros((8, 8), np.float32))[:, ::2], ValueError, "non-contiguous"),
+    (lambda: ga().to_gpu(np.zeros((8, 6), np.float32)).T, ValueError, "Fortran"),
+    (lambda: ga().to_gpu(np.zeros(8, np.float32)), ValueError, "2-D"),
+    (lambda: ga().to_gpu(np.zeros((2, 2, 2, 2), np.float32)), ValueError, "4-D"),
+    (lambda: ga().empty((4, 4), "V3"), TypeError, "itemsize 3"),
+    (lambda: np.zeros((4, 4), np.float32), TypeError, "NumPy array"),
+])
+def test_bad_input_is_refused_clearly(make, err, match):
+    with pytest.raises(err, match=match):
+        autotrans.transpose(make())
+
+
+def test_bad_out_is_refused_clearly():
+    x = ga().to_gpu(host_random((64, 32), np.float32))
+    with pytest.raises(ValueError, match="shape"):
+        autotrans.transpose(x, out=ga().empty((64, 32), np.float32))
+    with pytest.raises(ValueError, match="dtype"):
+        autotrans.transpose(x, out=ga().empty((32, 64), np.int32))
+    with pytest.raises(TypeError, match="GPUArray"):
+        autotrans.transpose(x, out=np.empty((32, 64), np.float32))
+    square = ga().to_gpu(host_random((64, 64), np.float32))
+    with pytest.raises(ValueError, match="overlaps"):
+        autotrans.transpose(square, out=square)
+    big = ga().empty((2 * 64 * 64,), np.float32)
+    src = big[: 64 * 64].reshape(64, 64)
+    with pytest.raises(ValueError, match="overlaps"):
+        autotrans.transpose(src, out=big[64 * 32: 64 * 32 + 64 * 64].reshape(64, 64))
+
+
+def test_stored_config_that_cannot_run_here_falls_back(own_cache):
+    dev = driver.device()
+    big = KernelConfig("vec", 4, 256, 256, 1024, 16, 4, 0, "xor", "col")
+    assert big.smem_bytes > dev.smem_optin
+    rec = {"config": big.to_dict(), "key": big.key, "time_us": 1.0, "dtype": "float32"}
+    ResultCache().put(CacheKey(dev.fingerprint, space_id(), (512, 512), 4), rec)
+    x = host_random((512, 512), np.float32)
+    with pytest.warns(RuntimeWarning, match="cannot run here"):
+        y = autotrans.transpose(ga().to_gpu(x))
+    assert y.get().tobytes() == expect(x).tobytes()
+
+
+def test_unusable_cache_folder_never_stops_transposes(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("AUTOTRANS_CACHE_DIR", str(blocker / "cache"))
+    dispatch.forget()
+    x = host_random((300, 200), np.float32)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        assert autotrans.transpose(ga().to_gpu(x)).get().tobytes() == expect(x).tobytes()
+    with pytest.warns(Warning, match="not|cannot"):
+        res = autotrans.tune((256, 256), np.float32, progress=False)
+    assert res.best and ResultCache().get(CacheKey(driver.device().fingerprint, space_id(),
+                                                   as_bmn((256, 256)), 4)) is None

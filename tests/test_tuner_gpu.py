@@ -1,0 +1,83 @@
+"""tune() on the GPU: three shapes (one odd, one batched), results stored and
+reused by transpose(), by a second process, and from the shipped cache/."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import autotrans
+from autotrans import dispatch, driver
+from autotrans.cache import ResultCache, shipped_entries
+from autotrans.config import as_bmn
+from autotrans.space import space_id
+from autotrans.tuner import key_for
+
+pytestmark = pytest.mark.gpu
+
+SHAPES = [((2048, 2048), np.float32), ((4097, 4095), np.float32), ((3, 300, 500), np.float16)]
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOTRANS_CACHE_DIR", str(tmp_path))
+    dispatch.forget()
+    yield tmp_path
+    dispatch.forget()
+
+
+def host_random(shape, dtype, seed=0):
+    raw = np.random.default_rng(seed).integers(0, 256, int(np.prod(shape)) * np.dtype(dtype).itemsize,
+                                               dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("shape, dtype", SHAPES)
+def test_tune_stores_a_verified_winner(cache_dir, shape, dtype):
+    res = autotrans.tune(shape, dtype, progress=False)
+    e = np.dtype(dtype).itemsize
+    nbytes = int(np.prod(shape)) * e
+    assert res.candidates and res.time_us == res.candidates[0]["median_us"]
+    assert res.best.key == res.candidates[0]["key"]
+    assert res.gbps == pytest.approx(2 * nbytes / (res.time_us * 1e-6) / 1e9)
+    assert res.frac_memcpy == pytest.approx(res.memcpy_us / res.time_us)
+    assert all(c["q1_us"] <= c["median_us"] <= c["q3_us"] for c in res.candidates)
+    assert not [f for f in res.failures if f["stage"] != "compile"], res.failures
+    stored = ResultCache(cache_dir).get(key_for(as_bmn(shape), e))
+    assert stored["key"] == res.best.key and stored["dtype"] == np.dtype(dtype).name
+    assert len(stored["candidates"]) == len(res.candidates)
+    assert autotrans.explain(shape, dtype).source == "exact"
+    x = host_random(shape, dtype)
+    y = autotrans.transpose(driver.gpuarray().to_gpu(x)).get()
+    assert y.tobytes() == np.ascontiguousarray(np.swapaxes(x, -1, -2)).tobytes()
+
+
+def test_a_second_process_reuses_the_result_without_tuning(cache_dir):
+    autotrans.tune((1536, 2560), np.float32, progress=False)
+    child = """
+import sys, numpy as np, autotrans, autotrans.tuner as t
+t.tune = lambda *a, **k: sys.exit(3)          # tripwire: tuning again fails the test
+assert autotrans.explain((1536, 2560), np.float32).source == "exact"
+ga = autotrans.driver.gpuarray()
+x = np.random.default_rng(1).random((1536, 2560), dtype=np.float32)
+assert (autotrans.transpose(ga.to_gpu(x), tune=True).get() == x.T).all()
+print("reused")
+"""
+    r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                       env=dict(os.environ, AUTOTRANS_CACHE_DIR=str(cache_dir), AUTOTRANS_TUNE="1"))
+    assert r.returncode == 0 and "reused" in r.stdout, r.stderr[-2000:]
+
+
+def test_shipped_results_are_used_when_the_user_cache_is_empty(cache_dir):
+    dev = driver.device()
+    hw = "|".join(dev.fingerprint.split("|")[:3])
+    mine = [(k, r) for k, r in shipped_entries() if k.hardware == hw and k.templates == space_id()]
+    assert mine, f"cache/ ships no results for {hw} made by the current templates ({space_id()})"
+    for key, rec in mine[:6]:
+        choice = autotrans.explain(key.shape, rec["dtype"])
+        assert choice.source == "shipped" and choice.config.key == rec["key"]
+    key, rec = min(mine, key=lambda kr: np.prod(kr[0].shape))
+    x = host_random(key.shape, rec["dtype"])
+    y = autotrans.transpose(driver.gpuarray().to_gpu(x)).get()
+    assert y.tobytes() == np.ascontiguousarray(np.swapaxes(x, -1, -2)).tobytes()
