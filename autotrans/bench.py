@@ -79,13 +79,6 @@ class Timer:
         return Stats.of(self.samples)
 
 
-def measure(launch, reps: int = 15, warmup: int = 3) -> Stats:
-    """Median time per call of launch()."""
-    t = Timer(launch, warmup)
-    t.take(reps)
-    return t.stats()
-
-
 def interleaved(launches: dict, rounds: int = 10, per_round: int = 2) -> dict:
     """Time several launch functions in alternation, so drift hits all alike."""
     timers = {k: Timer(f) for k, f in launches.items()}

@@ -1,0 +1,29 @@
+import pytest
+
+from autotrans.bench import Rotation, Stats, rotation
+
+MB = 1 << 20
+
+
+def test_stats_are_median_and_quartiles():
+    s = Stats.of([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (s.median_us, s.q1_us, s.q3_us, s.n) == (3.0, 2.0, 4.0, 5)
+    assert s.iqr_us == 2.0
+    assert s.to_dict() == {"median_us": 3.0, "q1_us": 2.0, "q3_us": 4.0, "n": 5}
+
+
+@pytest.mark.parametrize("nbytes, sets", [(4 * MB, 19), (64 * MB, 2), (1 << 30, 1), (0, 1)])
+def test_rotation_keeps_reuse_distance_beyond_l2(nbytes, sets):
+    l2 = 50 * MB
+    assert rotation(nbytes, l2) == sets
+    if nbytes:
+        assert sets * 2 * nbytes >= 3 * l2 or sets == 1
+
+
+def test_rotation_respects_the_memory_budget():
+    assert rotation(1 * MB, 50 * MB, budget=16 * MB) == 8
+
+
+def test_shared_rotation_visits_every_set_in_turn():
+    r = Rotation(3)
+    assert [r.next() for _ in range(7)] == [1, 2, 0, 1, 2, 0, 1]
