@@ -8,6 +8,7 @@ import numpy as np
 from . import driver
 
 MIN_SAMPLE_US = 100.0   # a sample groups launches until it lasts about this long
+MAX_SETS = 64           # buffer sets rotated at most (tiny matrices stay in L2 regardless)
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,12 @@ class Stats:
 
 def rotation(nbytes: int, l2_bytes: int, budget: int = 4 << 30) -> int:
     """How many input/output buffer pairs to rotate through so that a pair is
-    evicted from L2 before it is used again (at least 3x L2 between reuses)."""
+    evicted from L2 before it is used again (at least 3x L2 between reuses),
+    within a memory budget and at most MAX_SETS."""
     if nbytes <= 0:
         return 1
     want = -(-3 * l2_bytes // (2 * nbytes))
-    return int(max(1, min(want, budget // (2 * nbytes))))
+    return int(max(1, min(want, budget // (2 * nbytes), MAX_SETS)))
 
 
 class Rotation:

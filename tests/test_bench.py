@@ -20,8 +20,9 @@ def test_rotation_keeps_reuse_distance_beyond_l2(nbytes, sets):
         assert sets * 2 * nbytes >= 3 * l2 or sets == 1
 
 
-def test_rotation_respects_the_memory_budget():
+def test_rotation_respects_the_memory_budget_and_a_cap():
     assert rotation(1 * MB, 50 * MB, budget=16 * MB) == 8
+    assert rotation(4, 50 * MB) == 64        # a 1x1 float32 matrix: not millions of buffers
 
 
 def test_shared_rotation_visits_every_set_in_turn():
