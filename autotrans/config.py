@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 ELEM_SIZES = (1, 2, 4, 8, 16)
-VARIANTS = ("naive", "remapped", "tile", "vec")
+VARIANTS = ("naive", "remapped", "tile", "vec", "shift")
 SWIZZLES = ("none", "xor")
 ORDERS = ("row", "col", "diag")
 VEC_SIZES = (4, 8, 16)
@@ -36,7 +36,9 @@ class KernelConfig:
     variant: ``naive`` (one thread per element, coalesced reads), ``remapped``
     (coalesced writes), ``tile`` (shared-memory tile, scalar accesses), ``vec``
     (vectorised tile: ``vec_bytes`` per global access, ``micro_rows`` input rows
-    transposed in registers per thread step; rows must be vec_bytes-aligned).
+    transposed in registers per thread step; rows must be vec_bytes-aligned),
+    ``shift`` (the vec tile for rows at any alignment: aligned vectors realigned
+    in registers on the way in and out, the ends of output rows written in parts).
     pad: elements added to each shared-memory row. swizzle: ``xor`` permutes
     elements (tile) or ``vec_bytes`` chunks (vec) within a shared-memory
     row. order: how consecutive blocks walk the tiles (row-major, column-major,
@@ -106,6 +108,8 @@ class KernelConfig:
             return self.tile_rows * (self.tile_cols + self.pad) * self.elem_bytes
         if self.variant == "vec":
             return self.tile_cols * (self.tile_rows + self.pad) * self.elem_bytes
+        if self.variant == "shift":   # vec_elems more rows: the start of the next tile
+            return self.tile_cols * (self.tile_rows + self.vec_elems + self.pad) * self.elem_bytes
         return 0
 
     def blocks(self, shape) -> int:
@@ -121,6 +125,11 @@ class KernelConfig:
         _, m, n = as_bmn(shape)
         v = self.vec_bytes
         return (m * self.elem_bytes) % v == 0 and (n * self.elem_bytes) % v == 0
+
+    @property
+    def pointer_align(self) -> int:
+        """The alignment (bytes) the kernel needs of the input and output pointers."""
+        return self.vec_bytes if self.variant == "vec" else self.elem_bytes
 
     # -- validity ---------------------------------------------------------
     def problems(self) -> list[str]:
@@ -173,6 +182,9 @@ class KernelConfig:
             p.append("threads must divide both phases' vector steps")
         if (self.pad * e) % v:
             p.append("pad*elem_bytes must be a multiple of vec_bytes (keeps rows aligned)")
+        if self.variant == "shift" and not (v > e and 2 <= tc // k <= 32 and 2 <= tr // k <= 32):
+            p.append("shift needs vec_bytes > elem_bytes and 2..32 vectors per tile row and "
+                     "per output row (one warp's lanes)")
         return p
 
 

@@ -72,8 +72,8 @@ def choose(shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
         cfg = _config_of(rec)
         if cfg is None:
             continue
-        why = fit_problems(cfg, bmn, limits) + ([f"pointers aligned to {align} B < {cfg.vec_bytes}"]
-                                                if cfg.vec_bytes > align else [])
+        why = fit_problems(cfg, bmn, limits) + ([f"pointers aligned to {align} B < {cfg.pointer_align}"]
+                                                if cfg.pointer_align > align else [])
         if tuple(key.shape) == bmn:
             if not why:
                 return Choice(cfg, source, key, "tuned for this shape"

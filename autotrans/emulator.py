@@ -71,9 +71,10 @@ def kernel_table(cfgs) -> dict[str, dict]:
     return out
 
 
-def emulate_many(items) -> list[Emulated]:
+def emulate_many(items, offset: int = 0) -> list[Emulated]:
     """Emulate each (config, array) launch; arrays are (M, N) or (B, M, N) and
-    must have the config's element size. One process runs them all."""
+    must have the config's element size. One process runs them all. offset:
+    bytes by which input and output pointers miss 16-byte alignment."""
     items = list(items)
     exe = build([c for c, _ in items])
     results, lines = [], []
@@ -86,15 +87,16 @@ def emulate_many(items) -> list[Emulated]:
                 raise ValueError(f"{cfg.key} needs rows aligned to {cfg.vec_bytes} bytes; shape {x.shape} is not")
             inp, outp = Path(d) / f"in{i}", Path(d) / f"out{i}"
             raw = np.ascontiguousarray(x).view(np.uint8).ravel()
-            pad = np.full(GUARD, POISON, np.uint8)
+            pad = np.full(GUARD + offset, POISON, np.uint8)
             inp.write_bytes(pad.tobytes() + raw.tobytes() + pad.tobytes())
-            outp.write_bytes(np.full(raw.size + 2 * GUARD, POISON, np.uint8).tobytes())
-            lines.append(f"run {cfg.name} {b} {m} {n} {inp} {GUARD} {outp} {GUARD} - 0\n")
+            outp.write_bytes(np.full(raw.size + 2 * (GUARD + offset), POISON, np.uint8).tobytes())
+            lines.append(f"run {cfg.name} {b} {m} {n} {inp} {GUARD + offset} {outp} {GUARD + offset} - 0\n")
         _run(exe, lines)
         for i, (cfg, x) in enumerate(items):
             buf = np.frombuffer((Path(d) / f"out{i}").read_bytes(), np.uint8)
-            body = buf[GUARD:buf.size - GUARD].copy()
-            guards = np.concatenate([buf[:GUARD], buf[buf.size - GUARD:]])
+            g = GUARD + offset
+            body = buf[g:buf.size - g].copy()
+            guards = np.concatenate([buf[:g], buf[buf.size - g:]])
             shape = x.shape[:-2] + (x.shape[-1], x.shape[-2])
             results.append(Emulated(body.view(x.dtype).reshape(shape), bool((guards == POISON).all())))
     return results

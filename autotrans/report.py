@@ -35,7 +35,7 @@ def family(cfg: KernelConfig) -> str:
     return f"{cfg.variant} / {_LAYOUTS[layout]}"
 
 
-_VARIANT_ORDER = ("vec", "tile", "naive", "remapped")
+_VARIANT_ORDER = ("vec", "shift", "tile", "naive", "remapped")
 _LAYOUT_ORDER = tuple(_LAYOUTS.values())
 
 

@@ -22,13 +22,15 @@ THREADS = (64, 128, 256, 512, 1024)
 TILE_BYTES = (4096, 65536)
 
 # Within the register budget, ptxas 13.0 still spills a few bytes in these
-# (at 40-48 registers, sm_90 and/or sm_80); they are left out so that every
+# (at 40-64 registers, sm_90 and/or sm_80); they are left out so that every
 # kernel of the default space is spill-free (tests/test_compile.py checks it).
 _PTXAS_SPILLS = frozenset({
-    "vec:e1:512x128:t512:v16:r4:p0:xor:col",
-    "vec:e2:64x256:t256:v16:r8:p0:xor:col", "vec:e2:256x64:t256:v16:r8:p0:xor:col",
-    "vec:e2:64x256:t256:v16:r8:p0:xor:row", "vec:e2:256x64:t256:v16:r8:p0:xor:row",
-    "vec:e4:32x32:t64:v8:r1:p0:xor:row", "vec:e4:64x64:t256:v8:r1:p0:xor:row",
+    "shift:e1:128x128:t256:v16:r4:p0:xor:row", "shift:e1:128x256:t512:v16:r4:p0:xor:row",
+    "shift:e1:256x128:t512:v16:r4:p0:xor:row", "vec:e1:512x128:t512:v16:r4:p0:xor:col",
+    "vec:e2:256x64:t256:v16:r8:p0:xor:row", "vec:e2:256x64:t256:v16:r8:p8:none:col",
+    "vec:e2:64x256:t256:v16:r8:p0:xor:row", "vec:e2:64x256:t256:v16:r8:p8:none:col",
+    "vec:e4:256x64:t512:v16:r1:p0:xor:row", "vec:e4:32x32:t64:v8:r1:p0:xor:row",
+    "vec:e4:64x64:t256:v8:r1:p0:xor:row", "vec:e8:128x64:t512:v16:r1:p0:xor:row",
 })
 
 
@@ -85,7 +87,22 @@ def _vecs(e: int) -> list[KernelConfig]:
     return out
 
 
-def _register_budget_ok(c: KernelConfig) -> bool:
+def _shifts(e: int) -> list[KernelConfig]:
+    """The shift tiles: the 16-byte vec tiles that shift allows whose vectors in
+    flight still fit when each load holds a second vector (the next aligned one)
+    and each store reads two chunks."""
+    out = []
+    for c in _vecs(e):
+        try:
+            s = dataclasses.replace(c, variant="shift") if c.vec_bytes == 16 else None
+        except ValueError:   # a tile row wider than a warp's lanes, or 16-byte elements
+            continue
+        if s and _register_budget_ok(s, per_vector=2):
+            out.append(s)
+    return out
+
+
+def _register_budget_ok(c: KernelConfig, per_vector: int = 1) -> bool:
     """Keeps vec tiles whose per-thread vectors in flight fit in registers.
 
     loads = vectors a thread holds after the load phase, stores = vectors it
@@ -96,6 +113,7 @@ def _register_budget_ok(c: KernelConfig) -> bool:
     """
     loads = (c.tile_rows // c.micro_rows) * (c.tile_cols // c.vec_elems) // c.threads * c.micro_rows
     stores = c.tile_cols * (c.tile_rows // c.vec_elems) // c.threads
+    loads, stores = loads * per_vector, stores * per_vector
     words = (loads + stores) * c.vec_bytes // 4
     if c.threads == 1024:
         return loads + stores <= 8 and words <= 16
@@ -106,7 +124,7 @@ def default_space(elem_bytes: int) -> list[KernelConfig]:
     """Every config the tuner may try for this element size, before shape and
     device constraints."""
     vectors = [dataclasses.replace(c, order=o) for o in ORDERS
-               for c in _vecs(elem_bytes)]
+               for c in _vecs(elem_bytes) + _shifts(elem_bytes)]
     return [c for c in dict.fromkeys(_classics(elem_bytes) + vectors) if c.key not in _PTXAS_SPILLS]
 
 
@@ -132,10 +150,12 @@ def widest_vector(shape, elem_bytes: int) -> int:
 def candidates(shape, elem_bytes: int, limits: Limits = Limits()) -> list[KernelConfig]:
     """The default space, constrained to this shape and device. Vector tiles at
     a quarter of the widest aligned width or less are left out: on the H200
-    they never came within 10% of the wider ones."""
+    they never came within 10% of the wider ones. Shift tiles are tried only
+    where rows are not 16-byte aligned (elsewhere vec does the same with less)."""
     widest = widest_vector(shape, elem_bytes)
     return [c for c in default_space(elem_bytes) if not fit_problems(c, shape, limits)
-            and not (c.variant == "vec" and 4 * c.vec_bytes <= widest)]
+            and not (c.variant == "vec" and 4 * c.vec_bytes <= widest)
+            and not (c.variant == "shift" and widest >= 16)]
 
 
 # Untuned defaults per (element size, vector width), from tuning on the H200
@@ -149,14 +169,24 @@ _DEFAULTS = {
 }
 
 
+# Where 16-byte vec tiles cannot run, 1- and 2-byte elements go faster through
+# shift tiles than through narrower vec tiles (H200, 4097x4095).
+_SHIFT_DEFAULTS = {1: (128, 128, 256, 4), 2: (64, 128, 256, 2)}
+
+
 def default_config(shape, elem_bytes: int, limits: Limits = Limits(), max_vec: int = 16) -> KernelConfig:
     """A good config without tuning: the widest vector tile this shape's rows
-    (and pointers, max_vec) allow, else the seeds' best classic tile."""
+    (and pointers, max_vec) allow, a shift tile for 1- and 2-byte elements where
+    16-byte vectors do not fit, else the seeds' best classic tile."""
     for v in (16, 8, 4):
-        if v > max_vec or (elem_bytes, v) not in _DEFAULTS:
-            continue
-        tr, tc, nt, r = _DEFAULTS[(elem_bytes, v)]
-        cfg = KernelConfig("vec", elem_bytes, tr, tc, nt, v, r, 0, "xor", "col")
-        if not fit_problems(cfg, shape, limits):
-            return cfg
+        if v <= max_vec and (elem_bytes, v) in _DEFAULTS:
+            tr, tc, nt, r = _DEFAULTS[(elem_bytes, v)]
+            cfg = KernelConfig("vec", elem_bytes, tr, tc, nt, v, r, 0, "xor", "col")
+            if not fit_problems(cfg, shape, limits):
+                return cfg
+        if v == 16 and elem_bytes in _SHIFT_DEFAULTS:
+            tr, tc, nt, r = _SHIFT_DEFAULTS[elem_bytes]
+            cfg = KernelConfig("shift", elem_bytes, tr, tc, nt, 16, r, 0, "xor", "col")
+            if not fit_problems(cfg, shape, limits):
+                return cfg
     return classic("seed", elem_bytes)

@@ -38,7 +38,7 @@ __host__ __device__ __forceinline__ void sts(char* smem, uint32_t off, T v) {
 }
 
 template <typename T>
-__host__ __device__ __forceinline__ T ldg(const char* p) {
+__host__ __device__ __forceinline__ T ldg(const char* p) {  // read-only path: the input never changes
   return *reinterpret_cast<const T*>(p);
 }
 
@@ -77,6 +77,81 @@ __host__ __device__ __forceinline__ uint32_t perm(uint32_t a, uint32_t b, uint32
 #endif
 }
 
+// Low 32 bits of (hi:lo) >> sh, 0 <= sh < 32.
+__host__ __device__ __forceinline__ uint32_t funnel(uint32_t lo, uint32_t hi, uint32_t sh) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_r(lo, hi, sh);
+#else
+  return (uint32_t)((((uint64_t)hi << 32) | lo) >> sh);
+#endif
+}
+
+// Bytes [s, s + sizeof(T)) of the little-endian concatenation lo ++ hi, for
+// 0 <= s < sizeof(T): whole words by selects, then the byte rest by funnel shifts.
+template <typename T>
+__host__ __device__ __forceinline__ T shift_bytes(T lo, T hi, uint32_t s) {
+  constexpr int n = sizeof(T) / 4;
+  uint32_t x[2 * n], o[n], q = s / 4;
+#pragma unroll
+  for (int j = 0; j < n; ++j) x[j] = word(lo, j), x[n + j] = word(hi, j);
+#pragma unroll
+  for (int b = n / 2; b >= 1; b /= 2)
+#pragma unroll
+    for (int j = 0; j + b < 2 * n; ++j) x[j] = (q & b) ? x[j + b] : x[j];
+#pragma unroll
+  for (int j = 0; j < n; ++j) o[j] = funnel(x[j], x[j + 1], 8 * (s & 3));
+  return pack<T>(o);
+}
+
+// Word i (a run-time index) of a vector in registers, by selects.
+template <typename T>
+__host__ __device__ __forceinline__ uint32_t word_at(T v, uint32_t i) {
+  uint32_t r = word(v, 0);
+#pragma unroll
+  for (int j = 1; j < (int)(sizeof(T) / 4); ++j) r = i == (uint32_t)j ? word(v, j) : r;
+  return r;
+}
+
+// Stores the SZ bytes at byte offset pos (a multiple of SZ) of v to p + pos.
+template <int SZ, typename T>
+__host__ __device__ __forceinline__ void stg_piece(char* p, T v, uint32_t pos) {
+  uint32_t w = word_at(v, pos / 4);
+  if constexpr (SZ == 8) stg<uint2>(p + pos, make_uint2(w, word_at(v, pos / 4 + 1)));
+  else stg<typename Bytes<SZ>::T>(p + pos, (typename Bytes<SZ>::T)(w >> (8 * (pos & 3))));
+}
+
+// Partial stores of a vector v whose sizeof(T)-aligned home is p: bytes
+// [lo, sizeof(T)) (stg_from) or [0, hi) (stg_upto), each in at most
+// log2(sizeof(T)) naturally aligned pieces. Bytes outside the range are not written,
+// so two blocks may fill the two parts of one vector.
+template <typename T>
+__host__ __device__ __forceinline__ void stg_from(char* p, T v, uint32_t lo) {
+  if (lo & 1) stg_piece<1>(p, v, lo), lo += 1;
+  if (lo & 2) stg_piece<2>(p, v, lo), lo += 2;
+  if constexpr (sizeof(T) > 4) if (lo & 4) stg_piece<4>(p, v, lo), lo += 4;
+  if constexpr (sizeof(T) > 8) if (lo & 8) stg_piece<8>(p, v, lo);
+}
+
+template <typename T>
+__host__ __device__ __forceinline__ void stg_upto(char* p, T v, uint32_t hi) {
+  uint32_t pos = 0;
+  if constexpr (sizeof(T) > 8) if (hi & 8) stg_piece<8>(p, v, pos), pos += 8;
+  if constexpr (sizeof(T) > 4) if (hi & 4) stg_piece<4>(p, v, pos), pos += 4;
+  if (hi & 2) stg_piece<2>(p, v, pos), pos += 2;
+  if (hi & 1) stg_piece<1>(p, v, pos);
+}
+
+#ifdef __CUDA_ARCH__
+// The next lane's vector (the last lane gets its own back).
+template <typename T>
+__device__ __forceinline__ T shfl_next(T v) {
+  uint32_t o[sizeof(T) / 4];
+#pragma unroll
+  for (int j = 0; j < (int)(sizeof(T) / 4); ++j) o[j] = __shfl_down_sync(0xffffffffu, word(v, j), 1);
+  return pack<T>(o);
+}
+#endif
+
 // One tile of a B x M x N row-major input, and where it lands in the
 // B x N x M output. Offsets are 64-bit: M*N*elem may pass 2^31.
 struct Tile {
@@ -85,6 +160,7 @@ struct Tile {
   long long ldi;     // input row pitch, bytes (N * E)
   long long ldo;     // output row pitch, bytes (M * E)
   int rows, cols;    // valid input rows / columns in this tile
+  int left;          // input rows from the tile's first to the matrix's last (M - r0)
 };
 
 enum { ORDER_ROW = 0, ORDER_COL = 1, ORDER_DIAG = 2 };
@@ -92,7 +168,10 @@ enum { ORDER_ROW = 0, ORDER_COL = 1, ORDER_DIAG = 2 };
 // Blocks walk tiles batch outermost; within a matrix in row-major order
 // (consecutive blocks read along input rows), column-major order (consecutive
 // blocks write along output rows) or diagonally.
-template <int TR, int TC, int E, int ORDER>
+// OVERLAP: a last tile that would stick out of the matrix moves back inside it
+// (where the matrix is at least a tile wide or tall) and rewrites a few elements
+// of its neighbour with the same values, so every tile takes the full path.
+template <int TR, int TC, int E, int ORDER, bool OVERLAP>
 __host__ __device__ __forceinline__ Tile locate(const char* in, char* out, int B, int M, int N,
                                                 uint32_t blk) {
   uint32_t ntc = ((uint32_t)N + TC - 1) / TC, ntr = ((uint32_t)M + TR - 1) / TR;
@@ -109,12 +188,15 @@ __host__ __device__ __forceinline__ Tile locate(const char* in, char* out, int B
     tc = (a + tr) % ntc;
   }
   long long r0 = (long long)tr * TR, c0 = (long long)tc * TC, plane = (long long)M * N * E;
+  if (OVERLAP && r0 + TR > M && M >= TR) r0 = M - TR;
+  if (OVERLAP && c0 + TC > N && N >= TC) c0 = N - TC;
   Tile t;
   t.ldi = (long long)N * E;
   t.ldo = (long long)M * E;
   t.in = in + b * plane + r0 * t.ldi + c0 * E;
   t.out = out + b * plane + c0 * t.ldo + r0 * E;
-  t.rows = (int)(M - r0 < TR ? M - r0 : TR);
+  t.left = (int)(M - r0);
+  t.rows = t.left < TR ? t.left : TR;
   t.cols = (int)(N - c0 < TC ? N - c0 : TC);
   return t;
 }
@@ -129,7 +211,7 @@ namespace at {
 // path (FULL = true); edge tiles take a predicated element-wise path.
 template <class K>
 __device__ __forceinline__ void run(const char* in, char* out, int B, int M, int N, char* smem) {
-  Tile t = locate<K::TR, K::TC, K::E, K::ORDER>(in, out, B, M, N, blockIdx.x);
+  Tile t = locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(in, out, B, M, N, blockIdx.x);
   if (t.rows == K::TR && t.cols == K::TC) {
     K::template load<true>(t, smem, threadIdx.x);
     if (K::SMEM) __syncthreads();
@@ -151,7 +233,7 @@ void emulate(const char* in, char* out, int B, int M, int N, char* smem) {
   if (B <= 0 || M <= 0 || N <= 0) return;
   uint32_t blocks = (uint32_t)B * ((M + K::TR - 1) / K::TR) * ((N + K::TC - 1) / K::TC);
   for (uint32_t blk = 0; blk < blocks; ++blk) {
-    Tile t = locate<K::TR, K::TC, K::E, K::ORDER>(in, out, B, M, N, blk);
+    Tile t = locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(in, out, B, M, N, blk);
     bool full = t.rows == K::TR && t.cols == K::TC;
     for (int i = 0; i < K::SMEM; ++i) smem[i] = (char)0xCD;  // stale shared memory
     emu_block = blk;

@@ -6,6 +6,7 @@
 struct {{ name }}_k {
   static constexpr int E = {{ c.elem_bytes }}, TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
+  static constexpr bool OVERLAP = false;  // see at::locate
   static constexpr bool REMAP = {{ 'true' if c.variant == 'remapped' else 'false' }};
   static constexpr int SMEM = 0;
   typedef at::Bytes<E>::T ElemT;

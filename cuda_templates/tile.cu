@@ -7,6 +7,7 @@
 struct {{ name }}_k {
   static constexpr int E = {{ c.elem_bytes }}, TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
+  static constexpr bool OVERLAP = false;  // see at::locate
   static constexpr int PAD = {{ c.pad }};
   static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
   static constexpr int SMEM = TR * (TC + PAD) * E;

@@ -67,6 +67,25 @@ def test_shared_memory_layouts():
     assert classic("naive", 4).smem_bytes == 0
 
 
+def test_shift_tiles_take_any_alignment_and_read_a_vector_more_rows():
+    cfg = KernelConfig.from_key("shift:e1:128x128:t256:v16:r4:p0:xor:col")
+    assert cfg.key == "shift:e1:128x128:t256:v16:r4:p0:xor:col"
+    assert cfg.aligned_for((4097, 4095)) and cfg.pointer_align == 1
+    assert cfg.smem_bytes == 128 * (128 + 16) * 1
+    vec = KernelConfig.from_key("vec:e1:128x128:t256:v16:r4:p0:xor:col")
+    assert vec.pointer_align == 16 and not vec.aligned_for((4097, 4095))
+
+
+@pytest.mark.parametrize("key, why", [
+    ("shift:e4:64x256:t256:v16:r1:p0:xor:col", "one warp"),    # 64 vectors per tile row
+    ("shift:e4:256x64:t256:v16:r1:p0:xor:col", "one warp"),    # 64 vectors per output row
+    ("shift:e4:64x64:t256:v4:r1:p0:xor:col", "vec_bytes > elem_bytes"),
+])
+def test_shift_limits(key, why):
+    with pytest.raises(ValueError, match=why):
+        KernelConfig.from_key(key)
+
+
 def test_blocks_and_alignment():
     cfg = KernelConfig("vec", 4, 64, 32, 128, 16, 4, 0, "xor")
     assert cfg.blocks((3, 65, 33)) == 3 * 2 * 2

@@ -12,11 +12,12 @@ PRIMES = (7, 13, 131, 257)
 
 
 def sample_vec(e):
-    """One vec config of each (vector width, micro-rows, swizzle, padding, order)."""
+    """One vec and shift config of each (vector width, micro-rows, swizzle,
+    padding, order)."""
     seen, out = set(), []
     for c in default_space(e):
-        k = (c.vec_bytes, c.micro_rows, c.swizzle, c.pad > 0, c.order)
-        if c.variant == "vec" and k not in seen:
+        k = (c.variant, c.vec_bytes, c.micro_rows, c.swizzle, c.pad > 0, c.order)
+        if c.variant in ("vec", "shift") and k not in seen:
             seen.add(k)
             out.append(c)
     return out
@@ -30,15 +31,18 @@ def random_array(rng, shape, e):
 def odd_shapes(cfg):
     """1x1, 1xN, Nx1, primes, batches, exact tiles; vec configs get the
     multiples of their vector width that keep rows aligned."""
+    tr, tc = cfg.tile_rows, cfg.tile_cols
+    if cfg.variant == "shift":   # rows of every alignment, full and edge tiles
+        return [(1, 1), (257, 1), (131, 257), (2 * tr + 1, 2 * tc + 3), (3, tr + 5, 2 * tc - 1), (2 * tr, tc)]
     if cfg.variant != "vec":
-        return [(1, 1), (1, 333), (257, 1), (131, 257), (3, 67, 129), (2 * cfg.tile_rows, cfg.tile_cols)]
+        return [(1, 1), (1, 333), (257, 1), (131, 257), (3, 67, 129), (2 * tr, tc)]
     k = cfg.vec_elems
     return [(k, k), (k * 7, k * 13), (k * 131, k * 3), (2, k * 5, k * 11),
             (2 * cfg.tile_rows, 2 * cfg.tile_cols), (cfg.tile_rows + k, 3 * cfg.tile_cols - k)]
 
 
-def check(items):
-    results = emulate_many(items)
+def check(items, offset=0):
+    results = emulate_many(items, offset)
     bad = []
     for (cfg, x), r in zip(items, results):
         want = np.ascontiguousarray(np.swapaxes(x, -1, -2))
@@ -59,12 +63,23 @@ def test_index_math_matches_numpy(e):
                                  "tile:e2:32x32:t256:v2:r1:p0:xor:row",
                                  "vec:e4:64x32:t256:v4:r1:p1:none:col",
                                  "naive:e4:8x32:t256:v4:r1:p0:none:row",
-                                 "vec:e8:64x32:t256:v8:r1:p0:xor:col"])
+                                 "vec:e8:64x32:t256:v8:r1:p0:xor:col",
+                                 "shift:e1:64x256:t256:v16:r4:p0:xor:col",
+                                 "shift:e4:64x64:t256:v16:r1:p4:none:row"])
 def test_4097_by_4095(key):
     from autotrans.config import KernelConfig
     cfg = KernelConfig.from_key(key)
     x = random_array(np.random.default_rng(1), (4097, 4095), cfg.elem_bytes)
     check([(cfg, x)])
+
+
+@pytest.mark.parametrize("e", (1, 2, 4, 8))
+@pytest.mark.parametrize("offset", (1, 6, 12))
+def test_shift_tiles_take_pointers_at_any_element_alignment(e, offset):
+    rng = np.random.default_rng(offset)
+    cfgs = [c for c in sample_vec(e) if c.variant == "shift"]
+    assert cfgs
+    check([(c, random_array(rng, s, e)) for c in cfgs for s in odd_shapes(c)[2:5]], offset=offset * e % 16)
 
 
 def test_shared_memory_size_agrees_with_templates():

@@ -24,18 +24,19 @@ def random_array(rng, shape, e):
     return raw.view(f"V{e}").reshape(shape)
 
 
-def run_on_gpu(kernel, x):
-    """Launch kernel on x; return (output bytes, guards untouched)."""
-    n = x.nbytes
-    src = driver.alloc(n)
-    dst = driver.alloc(n + 2 * GUARD)
-    driver.htod(src, np.ascontiguousarray(x).view(np.uint8).ravel())
-    driver.memset(dst, POISON, n + 2 * GUARD)
-    kernel(src, int(dst) + GUARD, x.shape)
+def run_on_gpu(kernel, x, src_off=0, dst_off=0):
+    """Launch kernel on x (read from src_off, written to dst_off bytes past
+    aligned addresses); return (output bytes, guards untouched)."""
+    n, g = x.nbytes, GUARD + dst_off
+    src = driver.alloc(n + src_off)
+    dst = driver.alloc(n + 2 * g)
+    driver.htod(int(src) + src_off, np.ascontiguousarray(x).view(np.uint8).ravel())
+    driver.memset(dst, POISON, n + 2 * g)
+    kernel(int(src) + src_off, int(dst) + g, x.shape)
     driver.synchronize()
-    buf = driver.dtoh(dst, n + 2 * GUARD)
-    guards = np.concatenate([buf[:GUARD], buf[GUARD + n:]])
-    return buf[GUARD:GUARD + n], bool((guards == POISON).all())
+    buf = driver.dtoh(dst, n + 2 * g)
+    guards = np.concatenate([buf[:g], buf[g + n:]])
+    return buf[g:g + n], bool((guards == POISON).all())
 
 
 @pytest.mark.parametrize("e", ELEM_SIZES)
@@ -56,5 +57,28 @@ def test_every_candidate_bit_exact(e):
             want = np.ascontiguousarray(np.swapaxes(x, -1, -2)).view(np.uint8).ravel()
             if not guards_ok or not np.array_equal(got, want):
                 failures.append(f"{cfg.key} {shape}: guards_ok={guards_ok}, "
+                                f"{int((got != want).sum())} wrong bytes")
+    assert not failures, "\n".join(failures[:20])
+
+
+@pytest.mark.parametrize("e", (1, 2, 4, 8))
+def test_shift_tiles_take_rows_and_pointers_at_any_alignment(e):
+    dev = driver.device()
+    space = [c for c in default_space(e) if c.variant == "shift" and not dev.limits.problems(c)]
+    cfgs = list({(c.micro_rows, c.pad > 0, c.order): c for c in space}.values())
+    assert len(cfgs) >= 4
+    compiled = compile_configs(cfgs, dev.arch)
+    rng = np.random.default_rng(100 + e)
+    failures = []
+    for cfg in cfgs:
+        kernel = driver.Kernel(cfg, compiled[cfg.key])
+        tr, tc = cfg.tile_rows, cfg.tile_cols
+        for shape, src_off, dst_off in [((2 * tr + 1, 2 * tc + 3), 0, 0), ((3, tr + 5, 3 * tc - 1), e, 3 * e),
+                                        ((4 * tr - 1, 4 * tc + 1), 7 * e, e), ((2 * tr, 2 * tc), 5 * e, 0)]:
+            x = random_array(rng, shape, e)
+            got, guards_ok = run_on_gpu(kernel, x, src_off % 16, dst_off % 16)
+            want = np.ascontiguousarray(np.swapaxes(x, -1, -2)).view(np.uint8).ravel()
+            if not guards_ok or not np.array_equal(got, want):
+                failures.append(f"{cfg.key} {shape} offsets {src_off}/{dst_off}: guards_ok={guards_ok}, "
                                 f"{int((got != want).sum())} wrong bytes")
     assert not failures, "\n".join(failures[:20])

@@ -16,7 +16,7 @@ def test_large_square_has_at_least_100_candidates(e):
 def test_space_holds_every_variant_and_parameter(e):
     space = default_space(e)
     assert len(set(space)) == len(space)
-    assert {c.variant for c in space} == {"naive", "remapped", "tile", "vec"}
+    assert {c.variant for c in space} == {"naive", "remapped", "tile", "vec"} | ({"shift"} if e < 16 else set())
     sides = {c.tile_rows for c in space} | {c.tile_cols for c in space}
     assert {8, 16, 32, 64} <= sides
     assert {c.swizzle for c in space} == {"none", "xor"}
@@ -33,6 +33,18 @@ def test_constraints_apply_before_compiling(e):
             assert c.threads <= 256 and c.smem_bytes <= 16 * 1024
             assert c.aligned_for(shape)
     assert len(candidates((8192, 8192), e, small)) < len(candidates((8192, 8192), e, H200))
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_shift_tiles_only_where_rows_are_not_16_byte_aligned(e):
+    aligned = candidates((4096, 4096), e, H200)
+    ragged = candidates((4097, 4095), e, H200)
+    assert not any(c.variant == "shift" for c in aligned)
+    shifts = [c for c in ragged if c.variant == "shift"]
+    assert len(shifts) >= (10 if e < 16 else 0) and (e < 16 or not shifts)
+    assert all(c.vec_bytes == 16 and c.vec_bytes > c.elem_bytes for c in shifts)
+    # a tile row and an output row of vectors each within one warp (shuffles)
+    assert all(2 <= c.tile_cols // c.vec_elems <= 32 and 2 <= c.tile_rows // c.vec_elems <= 32 for c in shifts)
 
 
 def test_fit_problems_name_the_reason():
@@ -58,4 +70,11 @@ def test_default_config_always_runs(e, shape):
     for limits, max_vec in [(H200, 16), (Limits(), 16), (H200, 4), (H200, 1)]:
         cfg = default_config(shape, e, limits, max_vec=max_vec)
         assert fit_problems(cfg, shape, limits) == []
-        assert cfg.vec_bytes <= max(max_vec, e)
+        assert cfg.pointer_align <= max(max_vec, e)
+
+
+def test_default_config_takes_shift_tiles_for_unaligned_bytes_and_halves():
+    for e, variant in [(1, "shift"), (2, "shift"), (4, "vec"), (8, "vec")]:
+        assert default_config((4097, 4095), e, H200).variant == variant
+        assert default_config((4096, 4096), e, H200).variant == "vec"
+    assert default_config((4096, 4096), 1, H200, max_vec=2).variant == "shift"   # unaligned pointers
