@@ -37,8 +37,10 @@ class KernelConfig:
     (coalesced writes), ``tile`` (shared-memory tile, scalar accesses), ``vec``
     (vectorised tile: ``vec_bytes`` per global access, ``micro_rows`` input rows
     transposed in registers per thread step; rows must be vec_bytes-aligned),
-    ``shift`` (the vec tile for rows at any alignment: aligned vectors realigned
-    in registers on the way in and out, the ends of output rows written in parts).
+    ``shift`` (the vec tile for rows and pointers at any alignment: aligned
+    vectors realigned in registers on the way in and out; each tile reads
+    vec_elems more rows and alone writes the aligned output vectors that start
+    in its rows, so only the ends of whole output rows are written in parts).
     pad: elements added to each shared-memory row. swizzle: ``xor`` permutes
     elements (tile) or ``vec_bytes`` chunks (vec) within a shared-memory
     row. order: how consecutive blocks walk the tiles (row-major, column-major,

@@ -89,15 +89,17 @@ def _vecs(e: int) -> list[KernelConfig]:
 
 def _shifts(e: int) -> list[KernelConfig]:
     """The shift tiles: the 16-byte vec tiles that shift allows whose vectors in
-    flight still fit when each load holds a second vector (the next aligned one)
-    and each store reads two chunks."""
+    flight still fit when each load also holds the next aligned vector and each
+    store the next chunk."""
     out = []
     for c in _vecs(e):
-        try:
-            s = dataclasses.replace(c, variant="shift") if c.vec_bytes == 16 else None
-        except ValueError:   # a tile row wider than a warp's lanes, or 16-byte elements
+        if c.vec_bytes != 16 or c.elem_bytes == 16:
             continue
-        if s and _register_budget_ok(s, per_vector=2):
+        try:
+            s = dataclasses.replace(c, variant="shift")
+        except ValueError:   # a tile row or output row wider than a warp's lanes
+            continue
+        if _register_budget_ok(s, per_vector=2):
             out.append(s)
     return out
 
