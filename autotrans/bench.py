@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from . import driver
 
 MIN_SAMPLE_US = 100.0   # a sample groups launches until it lasts about this long
@@ -25,11 +23,19 @@ class Stats:
 
     @classmethod
     def of(cls, samples) -> "Stats":
-        q1, med, q3 = np.percentile(np.asarray(samples, float), [25, 50, 75])
-        return cls(float(med), float(q1), float(q3), len(samples))
+        s = sorted(map(float, samples))
+        return cls(_quantile(s, 0.5), _quantile(s, 0.25), _quantile(s, 0.75), len(s))
 
     def to_dict(self) -> dict:
         return {"median_us": self.median_us, "q1_us": self.q1_us, "q3_us": self.q3_us, "n": self.n}
+
+
+def _quantile(s: list, q: float) -> float:
+    """Quantile q of sorted samples, interpolated linearly (NumPy's default);
+    called once per timing sample, where np.percentile's overhead would show."""
+    x = (len(s) - 1) * q
+    i = int(x)
+    return s[i] if i + 1 >= len(s) else s[i] + (s[i + 1] - s[i]) * (x - i)
 
 
 def rotation(nbytes: int, l2_bytes: int, budget: int = 4 << 30) -> int:
@@ -68,10 +74,15 @@ def sample(launch, count: int) -> float:
 class Timer:
     """Samples one launch function; call .take(n) repeatedly, then .stats()."""
 
-    def __init__(self, launch, warmup: int = 3):
+    def __init__(self, launch, warmup: int = 3, keep_warmup: bool = False):
+        """keep_warmup: count the last warm-up launch as the first sample (for a
+        launch function whose kernel has run before)."""
         self.launch, self.samples = launch, []
-        est = min(sample(launch, 1) for _ in range(max(1, warmup)))
+        warm = [sample(launch, 1) for _ in range(max(1, warmup))]
+        est = min(warm)
         self.group = int(max(1, min(1000, MIN_SAMPLE_US // max(est, 0.5))))
+        if keep_warmup:
+            self.samples.append(warm[-1])
 
     def take(self, n: int) -> None:
         for _ in range(n):

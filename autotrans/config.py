@@ -15,7 +15,7 @@ import numpy as np
 ELEM_SIZES = (1, 2, 4, 8, 16)
 VARIANTS = ("naive", "remapped", "tile", "vec", "shift")
 SWIZZLES = ("none", "xor")
-ORDERS = ("row", "col", "diag")
+ORDERS = ("row", "col", "diag", "band")
 VEC_SIZES = (4, 8, 16)
 
 _KEY = re.compile(
@@ -44,7 +44,7 @@ class KernelConfig:
     pad: elements added to each shared-memory row. swizzle: ``xor`` permutes
     elements (tile) or ``vec_bytes`` chunks (vec) within a shared-memory
     row. order: how consecutive blocks walk the tiles (row-major, column-major,
-    diagonal).
+    diagonal, or row-major within bands of 32 tile columns).
     """
 
     variant: str

@@ -233,26 +233,29 @@ def fill_not_transposed(ptr, shape, elem_bytes: int, seed: int) -> None:
         _grid(), (256, 1, 1), struct.pack("PiiiiI", int(ptr), b, m, n, elem_bytes, seed), 0, None)
 
 
-def _count(name: str, fmt: str, *args) -> int:
-    """Run a counting helper whose last parameter is the counter's pointer."""
-    drv = cuda()
-    bad = drv.mem_alloc(8)
-    drv.memset_d8(bad, 0, 8)
-    _helpers()[name]._launch_kernel(_grid(), (256, 1, 1), struct.pack(fmt + "P", *args, int(bad)), 0, None)
-    out = bytearray(8)
-    drv.memcpy_dtoh(out, bad)
-    return int.from_bytes(out, "little")
+COUNTERS = 2   # the counting helpers' results: wrong output bytes, changed guard bytes
 
 
-def check_transpose(ptr, shape, elem_bytes: int, seed: int) -> int:
-    """Bytes of the B x N x M output at ptr that are not the transposed pattern."""
+@functools.lru_cache(maxsize=None)
+def _counters():
+    """Device memory for the counting helpers' results (allocated once)."""
+    return cuda().mem_alloc(8 * COUNTERS)
+
+
+def check_with_guards(ptr, shape, elem_bytes: int, seed: int, guards) -> tuple[int, int]:
+    """(bytes of the B x N x M output at ptr that are not the transposed
+    pattern, bytes of the guards that differ from their value), guards being
+    (ptr, nbytes, value) triples. One read-back, which waits for the kernels."""
+    drv, base = cuda(), int(_counters())
     b, m, n = as_bmn(shape)
-    return _count("at_check_transpose", "PiiiiI", int(ptr), b, m, n, elem_bytes, seed)
-
-
-def count_ne(ptr, nbytes: int, value: int) -> int:
-    """Bytes in [ptr, ptr+nbytes) that differ from value."""
-    return _count("at_count_ne", "PQB", int(ptr), nbytes, value)
+    drv.memset_d8(base, 0, 8 * COUNTERS)
+    launches = [("at_check_transpose", "PiiiiI", base, (int(ptr), b, m, n, elem_bytes, seed))]
+    launches += [("at_count_ne", "PQB", base + 8, (int(p), nbytes, value)) for p, nbytes, value in guards]
+    for name, fmt, counter, args in launches:
+        _helpers()[name]._launch_kernel(_grid(), (256, 1, 1), struct.pack(fmt + "P", *args, counter), 0, None)
+    out = bytearray(8 * COUNTERS)
+    drv.memcpy_dtoh(out, base)
+    return int.from_bytes(out[:8], "little"), int.from_bytes(out[8:], "little")
 
 
 def htod(ptr, array) -> None:

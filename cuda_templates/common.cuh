@@ -163,11 +163,14 @@ struct Tile {
   int left;          // input rows from the tile's first to the matrix's last (M - r0)
 };
 
-enum { ORDER_ROW = 0, ORDER_COL = 1, ORDER_DIAG = 2 };
+enum { ORDER_ROW = 0, ORDER_COL = 1, ORDER_DIAG = 2, ORDER_BAND = 3 };
 
 // Blocks walk tiles batch outermost; within a matrix in row-major order
 // (consecutive blocks read along input rows), column-major order (consecutive
-// blocks write along output rows) or diagonally.
+// blocks write along output rows), diagonally, or in bands of BAND tile columns
+// (row-major within a band), so that the blocks running at once read BAND tile
+// widths of each row instead of one: where the row pitch is a multiple of a
+// large power of two, a column-major walk's reads all fall on a few DRAM channels.
 // OVERLAP: a last tile that would stick out of the matrix moves back inside it
 // (where the matrix is at least a tile wide or tall) and rewrites a few elements
 // of its neighbour with the same values, so every tile takes the full path.
@@ -182,6 +185,12 @@ __host__ __device__ __forceinline__ Tile locate(const char* in, char* out, int B
   } else if (ORDER == ORDER_COL) {
     tc = rem / ntr;
     tr = rem - tc * ntr;
+  } else if (ORDER == ORDER_BAND) {
+    constexpr uint32_t BAND = 32;
+    uint32_t band = rem / (BAND * ntr), first = band * BAND, in = rem - first * ntr;
+    uint32_t w = ntc - first < BAND ? ntc - first : BAND;  // the last band may be narrower
+    tr = in / w;
+    tc = first + (in - tr * w);
   } else {
     uint32_t a = rem / ntr;
     tr = rem - a * ntr;

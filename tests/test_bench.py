@@ -28,3 +28,12 @@ def test_rotation_respects_the_memory_budget_and_a_cap():
 def test_shared_rotation_visits_every_set_in_turn():
     r = Rotation(3)
     assert [r.next() for _ in range(7)] == [1, 2, 0, 1, 2, 0, 1]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 20])
+def test_stats_quantiles_match_numpy(n):
+    np = pytest.importorskip("numpy")
+    x = list(np.random.default_rng(n).exponential(10.0, n))
+    s = Stats.of(x)
+    q1, med, q3 = np.percentile(x, [25, 50, 75])
+    assert (s.q1_us, s.median_us, s.q3_us) == pytest.approx((q1, med, q3), rel=1e-12)

@@ -49,9 +49,8 @@ class Guarded:
         driver.fill_not_transposed(self.array.ptr, in_shape, e, seed)
 
     def wrong(self, in_shape, e, seed) -> tuple[int, int]:
-        guards = driver.count_ne(self.base, GUARD, POISON) + \
-            driver.count_ne(int(self.base) + GUARD + self.n, GUARD, POISON)
-        return driver.check_transpose(self.array.ptr, in_shape, e, seed), guards
+        return driver.check_with_guards(self.array.ptr, in_shape, e, seed,
+                                        [(self.base, GUARD, POISON), (int(self.base) + GUARD + self.n, GUARD, POISON)])
 
 
 def test_fuzz_random_shapes(tmp_path, monkeypatch):

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from autotrans.config import ELEM_SIZES, KernelConfig
@@ -45,6 +47,18 @@ def test_shift_tiles_only_where_rows_are_not_16_byte_aligned(e):
     assert all(c.vec_bytes == 16 and c.vec_bytes > c.elem_bytes for c in shifts)
     # a tile row and an output row of vectors each within one warp (shuffles)
     assert all(2 <= c.tile_cols // c.vec_elems <= 32 and 2 <= c.tile_rows // c.vec_elems <= 32 for c in shifts)
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_band_walk_only_where_input_rows_are_a_multiple_of_128_kib(e):
+    n = 128 * 1024 // e                                  # input rows of exactly 128 KiB
+    banded = candidates((256, n), e, H200)
+    bands = [c for c in banded if c.order == "band"]
+    assert bands and all(c.variant == "vec" and c.swizzle == "xor" for c in bands)
+    cols = {dataclasses.replace(c, order="band") for c in banded if c.order == "col" and c.variant == "vec"}
+    assert len(bands) >= 10 and len(set(bands) & cols) >= 0.9 * len(bands)   # the col tiles, walked in bands
+    for shape in [(256, n // 2), (256, n + 16 // e), (n, 256), (8192, 8192) if e < 16 else (4096, 4096)]:
+        assert not any(c.order == "band" for c in candidates(shape, e, H200)), shape
 
 
 def test_fit_problems_name_the_reason():

@@ -81,3 +81,20 @@ def test_shipped_results_are_used_when_the_user_cache_is_empty(cache_dir):
     x = host_random(key.shape, rec["dtype"])
     y = autotrans.transpose(driver.gpuarray().to_gpu(x)).get()
     assert y.tobytes() == np.ascontiguousarray(np.swapaxes(x, -1, -2)).tobytes()
+
+
+def test_verification_catches_unwritten_bytes_and_writes_outside_the_output():
+    from autotrans.compile import compile_configs
+    from autotrans.space import default_config
+    from autotrans.tuner import GUARD, Buffers
+    shape, e = (1, 300, 500), 4
+    cfg = default_config(shape, e, driver.device().limits)
+    kernel = driver.Kernel(cfg, compile_configs([cfg], driver.device().arch)[cfg.key])
+    bufs = Buffers(shape, e, seed=5)
+    assert bufs.verify(kernel) is None
+    assert bufs.verify(lambda src, dst, shp: None) == f"{300 * 500 * e} wrong output bytes, 0 guard bytes overwritten"
+
+    def spills_one_byte(src, dst, shp):
+        kernel(src, dst, shp)
+        driver.memset(int(dst) + 300 * 500 * e + GUARD - 1, 0, 1)   # the last byte of the guard after
+    assert bufs.verify(spills_one_byte) == "0 wrong output bytes, 1 guard bytes overwritten"
