@@ -71,17 +71,23 @@ def sample(launch, count: int) -> float:
     return b.time_since(a) * 1000.0 / count
 
 
+def group_size(launch_us: float) -> int:
+    """Launches per sample: enough to last about MIN_SAMPLE_US (a single short
+    launch timed with events reads high by the launch gap), at most 1000."""
+    return int(max(1, min(1000, MIN_SAMPLE_US // max(launch_us, 0.5))))
+
+
 class Timer:
     """Samples one launch function; call .take(n) repeatedly, then .stats()."""
 
     def __init__(self, launch, warmup: int = 3, keep_warmup: bool = False):
-        """keep_warmup: count the last warm-up launch as the first sample (for a
-        launch function whose kernel has run before)."""
+        """keep_warmup: where a sample is a single launch anyway (launches of
+        MIN_SAMPLE_US or more), count the last warm-up launch as the first
+        sample (for a launch function whose kernel has run before)."""
         self.launch, self.samples = launch, []
         warm = [sample(launch, 1) for _ in range(max(1, warmup))]
-        est = min(warm)
-        self.group = int(max(1, min(1000, MIN_SAMPLE_US // max(est, 0.5))))
-        if keep_warmup:
+        self.group = group_size(min(warm))
+        if keep_warmup and self.group == 1:
             self.samples.append(warm[-1])
 
     def take(self, n: int) -> None:

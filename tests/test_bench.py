@@ -37,3 +37,9 @@ def test_stats_quantiles_match_numpy(n):
     s = Stats.of(x)
     q1, med, q3 = np.percentile(x, [25, 50, 75])
     assert (s.q1_us, s.median_us, s.q3_us) == pytest.approx((q1, med, q3), rel=1e-12)
+
+
+@pytest.mark.parametrize("launch_us, group", [(0.1, 200), (5.0, 20), (30.0, 3), (100.0, 1), (540.0, 1)])
+def test_samples_group_short_launches(launch_us, group):
+    from autotrans.bench import group_size
+    assert group_size(launch_us) == group
