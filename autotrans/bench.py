@@ -80,15 +80,17 @@ def group_size(launch_us: float) -> int:
 class Timer:
     """Samples one launch function; call .take(n) repeatedly, then .stats()."""
 
-    def __init__(self, launch, warmup: int = 3, keep_warmup: bool = False):
-        """keep_warmup: where a sample is a single launch anyway (launches of
-        MIN_SAMPLE_US or more), count the last warm-up launch as the first
-        sample (for a launch function whose kernel has run before)."""
+    def __init__(self, launch, warmup: int = 3, first_sample: bool = False):
+        """first_sample: also take one sample (for a launch function whose kernel
+        has run before, where a sample is a single launch anyway, the last
+        warm-up launch counts as it)."""
         self.launch, self.samples = launch, []
         warm = [sample(launch, 1) for _ in range(max(1, warmup))]
         self.group = group_size(min(warm))
-        if keep_warmup and self.group == 1:
+        if first_sample and self.group == 1:
             self.samples.append(warm[-1])
+        elif first_sample:
+            self.take(1)
 
     def take(self, n: int) -> None:
         for _ in range(n):

@@ -121,9 +121,7 @@ def _time(kernel, bufs, reps: int, best: float) -> bench.Stats:
     """Median time; a candidate clearly slower than the best so far stops after
     one sample. Verification has run the kernel once, so for long kernels the
     timer's warm-up launch already counts as that sample."""
-    t = bench.Timer(bufs.launcher(kernel), warmup=1, keep_warmup=True)
-    if not t.samples:
-        t.take(1)
+    t = bench.Timer(bufs.launcher(kernel), warmup=1, first_sample=True)
     if t.stats().median_us < CUTOFF * best:
         t.take(reps - 1)
     return t.stats()

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from autotrans.bench import Rotation, Stats, rotation
@@ -32,7 +33,6 @@ def test_shared_rotation_visits_every_set_in_turn():
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 20])
 def test_stats_quantiles_match_numpy(n):
-    np = pytest.importorskip("numpy")
     x = list(np.random.default_rng(n).exponential(10.0, n))
     s = Stats.of(x)
     q1, med, q3 = np.percentile(x, [25, 50, 75])
