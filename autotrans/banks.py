@@ -21,7 +21,7 @@ BANKS = 32
 @dataclass(frozen=True)
 class BankAccess:
     """One shared-memory access instruction of an interior tile."""
-    phase: str    # "load" (global -> shared) or "store" (shared -> global)
+    phase: str    # "load" (global -> shared), "mid" (shared -> shared) or "store" (shared -> global)
     seq: int      # the thread's n-th shared-memory access in that phase
     op: str       # "st.shared" or "ld.shared"
     bytes: int    # access width per thread
@@ -57,12 +57,13 @@ def bank_report(cfg: KernelConfig) -> list[BankAccess]:
         ways = warp_ways([(o, b) for _, o, b in sorted(acc)])
         k = (phase, seq, store, nbytes)
         worst[k] = max(worst.get(k, 0), ways)
-    return [BankAccess("load" if p == 0 else "store", s, "st.shared" if st else "ld.shared", b, w)
+    return [BankAccess(("load", "mid", "store")[p], s, "st.shared" if st else "ld.shared", b, w)
             for (p, s, st, b), w in sorted(worst.items())]
 
 
 def worst_ways(cfg: KernelConfig) -> dict[str, int]:
-    """The worst conflict of each phase: {"load": n, "store": n} (empty for no shared memory)."""
+    """The worst conflict of each phase: {"load": n, "store": n}, and "mid" for
+    templates with a middle phase (empty for no shared memory)."""
     out: dict[str, int] = {}
     for a in bank_report(cfg):
         out[a.phase] = max(out.get(a.phase, 0), a.ways)

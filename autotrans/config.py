@@ -37,10 +37,12 @@ class KernelConfig:
     (coalesced writes), ``tile`` (shared-memory tile, scalar accesses), ``vec``
     (vectorised tile: ``vec_bytes`` per global access, ``micro_rows`` input rows
     transposed in registers per thread step; rows must be vec_bytes-aligned),
-    ``shift`` (the vec tile for rows and pointers at any alignment: aligned
-    vectors realigned in registers on the way in and out; each tile reads
-    vec_elems more rows and alone writes the aligned output vectors that start
-    in its rows, so only the ends of whole output rows are written in parts).
+    ``shift`` (the vec tile for rows and pointers at any alignment, 1- to 4-byte
+    elements: aligned 16-byte vectors copied raw into shared memory, realigned
+    from there on the way in and out; each tile reads vec_elems more rows and
+    alone writes the aligned output vectors that start in its rows, so only the
+    ends of whole output rows are written in parts; swizzle ``xor`` skews its
+    transposed rows instead of permuting chunks).
     pad: elements added to each shared-memory row. swizzle: ``xor`` permutes
     elements (tile) or ``vec_bytes`` chunks (vec) within a shared-memory
     row. order: how consecutive blocks walk the tiles (row-major, column-major,
@@ -110,8 +112,12 @@ class KernelConfig:
             return self.tile_rows * (self.tile_cols + self.pad) * self.elem_bytes
         if self.variant == "vec":
             return self.tile_cols * (self.tile_rows + self.pad) * self.elem_bytes
-        if self.variant == "shift":   # vec_elems more rows: the start of the next tile
-            return self.tile_cols * (self.tile_rows + self.vec_elems + self.pad) * self.elem_bytes
+        if self.variant == "shift":   # raw rows, then the transposed tile (vec_elems more rows)
+            rows, k, e = self.tile_rows + self.vec_elems, self.vec_elems, self.elem_bytes
+            raw = rows * (self.tile_cols * e + self.vec_bytes)
+            words, groups = (rows + self.pad) * e // 4, self.tile_cols // k
+            skew = (32 // groups - k * words) % 32 if self.swizzle == "xor" else 0
+            return raw + self.tile_cols * words * 4 + 4 * skew * (groups - 1)
         return 0
 
     def blocks(self, shape) -> int:
@@ -165,8 +171,25 @@ class KernelConfig:
                 p.append("tile uses scalar accesses: vec_bytes == elem_bytes, micro_rows == 1")
             if (tr * tc) % nt:
                 p.append("threads must divide the tile")
+        elif self.variant == "shift":
+            p += self._shift_problems()
         else:
             p += self._vec_problems()
+        return p
+
+    def _shift_problems(self) -> list[str]:
+        e, v, tr, tc, nt, r = (self.elem_bytes, self.vec_bytes, self.tile_rows,
+                               self.tile_cols, self.threads, self.micro_rows)
+        if e > 4 or v != 16 or r * e != 4:
+            return ["shift moves 1-, 2- and 4-byte elements in 16-byte vectors, "
+                    "with micro_rows*elem_bytes == 4 (one-word chunks)"]
+        k, p = v // e, []
+        if not (2 <= tc // k <= 32 and 2 <= tr // k <= 32):
+            p.append("shift needs 2..32 vectors per tile row and per output row")
+        elif (tc * (tr // k)) % nt:
+            p.append("threads must divide the store phase's vectors")
+        if (self.pad * e) % 4:
+            p.append("shift's pad*elem_bytes must be a multiple of 4")
         return p
 
     def _vec_problems(self) -> list[str]:
@@ -184,9 +207,6 @@ class KernelConfig:
             p.append("threads must divide both phases' vector steps")
         if (self.pad * e) % v:
             p.append("pad*elem_bytes must be a multiple of vec_bytes (keeps rows aligned)")
-        if self.variant == "shift" and not (v > e and 2 <= tc // k <= 32 and 2 <= tr // k <= 32):
-            p.append("shift needs vec_bytes > elem_bytes and 2..32 vectors per tile row and "
-                     "per output row (one warp's lanes)")
         return p
 
 

@@ -14,7 +14,7 @@ from .config import CLASSIC_NAMES, KernelConfig, as_bmn, classic
 from .templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 2
+SPACE_VERSION = 3
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 # Input rows whose pitch is a multiple of this also try the band walk (xor vec
@@ -29,8 +29,7 @@ TILE_BYTES = (4096, 65536)
 # (at 40-64 registers, sm_90 and/or sm_80); they are left out so that every
 # kernel of the default space is spill-free (tests/test_compile.py checks it).
 _PTXAS_SPILLS = frozenset({
-    "shift:e1:128x128:t256:v16:r4:p0:xor:row", "shift:e1:128x256:t512:v16:r4:p0:xor:row",
-    "shift:e1:256x128:t512:v16:r4:p0:xor:row", "vec:e1:512x128:t512:v16:r4:p0:xor:col",
+    "vec:e1:512x128:t512:v16:r4:p0:xor:col",
     "vec:e2:256x64:t256:v16:r8:p0:xor:band", "vec:e2:256x64:t256:v16:r8:p0:xor:row",
     "vec:e2:256x64:t256:v16:r8:p8:none:col", "vec:e2:64x256:t256:v16:r8:p0:xor:band",
     "vec:e2:64x256:t256:v16:r8:p0:xor:row", "vec:e2:64x256:t256:v16:r8:p8:none:col",
@@ -95,19 +94,20 @@ def _vecs(e: int) -> list[KernelConfig]:
 
 
 def _shifts(e: int) -> list[KernelConfig]:
-    """The shift tiles: the 16-byte vec tiles that shift allows whose vectors in
-    flight still fit when each load also holds the next aligned vector and each
-    store the next chunk."""
-    out = []
-    for c in _vecs(e):
-        if c.vec_bytes != 16 or c.elem_bytes == 16:
-            continue
-        try:
-            s = dataclasses.replace(c, variant="shift")
-        except ValueError:   # a tile row or output row wider than a warp's lanes
-            continue
-        if _register_budget_ok(s, per_vector=2):
-            out.append(s)
+    """The shift tiles (1-, 2- and 4-byte elements, column walk): 8-16 KiB tiles,
+    128-512 threads, transposed rows padded by a word, skewed or not. On the H200
+    (4097x4095) these held the best of each element size; smaller or larger tiles,
+    64 or 1024 threads, unpadded rows and the row walk were 1-40% slower."""
+    if e > 4:
+        return []
+    out, r = [], 4 // e
+    sides = [s for s in (8, 16, 32, 64, 128, 256, 512) if 32 <= s * e <= 1024]
+    for tr, tc, nt, sw in itertools.product(sides, sides, (128, 256, 512), ("xor", "none")):
+        if max(tr, tc) <= 4 * min(tr, tc) and 8192 <= tr * tc * e <= 16384:
+            try:
+                out.append(KernelConfig("shift", e, tr, tc, nt, 16, r, r, sw, "col"))
+            except ValueError:
+                pass
     return out
 
 
@@ -132,10 +132,10 @@ def _register_budget_ok(c: KernelConfig, per_vector: int = 1) -> bool:
 def default_space(elem_bytes: int) -> list[KernelConfig]:
     """Every config the tuner may try for this element size, before shape and
     device constraints."""
-    vectors = [dataclasses.replace(c, order=o) for o in ORDERS
-               for c in _vecs(elem_bytes) + _shifts(elem_bytes)]
+    vectors = [dataclasses.replace(c, order=o) for o in ORDERS for c in _vecs(elem_bytes)]
     bands = [dataclasses.replace(c, order="band") for c in _vecs(elem_bytes) if c.swizzle == "xor"]
-    return [c for c in dict.fromkeys(_classics(elem_bytes) + vectors + bands) if c.key not in _PTXAS_SPILLS]
+    return [c for c in dict.fromkeys(_classics(elem_bytes) + vectors + _shifts(elem_bytes) + bands)
+            if c.key not in _PTXAS_SPILLS]
 
 
 def fit_problems(cfg: KernelConfig, shape, limits: Limits = Limits()) -> list[str]:
@@ -184,7 +184,7 @@ _DEFAULTS = {
 
 # Where 16-byte vec tiles cannot run, 1- and 2-byte elements go faster through
 # shift tiles than through narrower vec tiles (H200, 4097x4095).
-_SHIFT_DEFAULTS = {1: (128, 128, 256, 4), 2: (64, 128, 256, 2)}
+_SHIFT_DEFAULTS = {1: (128, 64, 256, 4), 2: (64, 128, 256, 2)}
 
 
 def default_config(shape, elem_bytes: int, limits: Limits = Limits(), max_vec: int = 16) -> KernelConfig:
@@ -199,7 +199,7 @@ def default_config(shape, elem_bytes: int, limits: Limits = Limits(), max_vec: i
                 return cfg
         if v == 16 and elem_bytes in _SHIFT_DEFAULTS:
             tr, tc, nt, r = _SHIFT_DEFAULTS[elem_bytes]
-            cfg = KernelConfig("shift", elem_bytes, tr, tc, nt, 16, r, 0, "xor", "col")
+            cfg = KernelConfig("shift", elem_bytes, tr, tc, nt, 16, r, r, "xor", "col")
             if not fit_problems(cfg, shape, limits):
                 return cfg
     return classic("seed", elem_bytes)

@@ -12,7 +12,7 @@ from .config import KernelConfig
 # Bump when the rendering code (not the templates) changes what is generated.
 GENERATOR_VERSION = 1
 
-_FILES = {"naive": "naive.cu", "remapped": "naive.cu", "tile": "tile.cu", "vec": "vec.cu", "shift": "vec.cu"}
+_FILES = {"naive": "naive.cu", "remapped": "naive.cu", "tile": "tile.cu", "vec": "vec.cu", "shift": "shift.cu"}
 
 
 @functools.lru_cache(maxsize=None)

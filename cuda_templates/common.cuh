@@ -141,16 +141,64 @@ __host__ __device__ __forceinline__ void stg_upto(char* p, T v, uint32_t hi) {
   if (hi & 1) stg_piece<1>(p, v, pos);
 }
 
-#ifdef __CUDA_ARCH__
-// The next lane's vector (the last lane gets its own back).
-template <typename T>
-__device__ __forceinline__ T shfl_next(T v) {
-  uint32_t o[sizeof(T) / 4];
+// Column e of R vectors (rows) in registers, packed into R * E / 4 words: the
+// R elements of that column, in row order (__byte_perm for 1- and 2-byte elements).
+template <int E, int R, typename T>
+__host__ __device__ __forceinline__ void gather(const T (&w)[R], int e, uint32_t (&o)[R * E / 4]) {
+  if constexpr (E >= 4) {
 #pragma unroll
-  for (int j = 0; j < (int)(sizeof(T) / 4); ++j) o[j] = __shfl_down_sync(0xffffffffu, word(v, j), 1);
+    for (int q = 0; q < R; ++q)
+#pragma unroll
+      for (int j = 0; j < E / 4; ++j) o[q * (E / 4) + j] = word(w[q], e * (E / 4) + j);
+  } else if constexpr (E == 2) {
+#pragma unroll
+    for (int j = 0; j < R / 2; ++j)
+      o[j] = perm(word(w[2 * j], e / 2), word(w[2 * j + 1], e / 2), (e & 1) ? 0x7632 : 0x5410);
+  } else {
+    const uint32_t sel = (e & 3) | ((4 + (e & 3)) << 4);
+#pragma unroll
+    for (int j = 0; j < R / 4; ++j)
+      o[j] = perm(perm(word(w[4 * j], e / 4), word(w[4 * j + 1], e / 4), sel),
+                  perm(word(w[4 * j + 2], e / 4), word(w[4 * j + 3], e / 4), sel), 0x5410);
+  }
+}
+
+// sizeof(T) bytes of shared memory from byte offset off, a multiple of A: whole
+// words where A >= 4, else the words covering them and funnel shifts.
+template <typename T, int A>
+__host__ __device__ __forceinline__ T lds_span(const char* smem, uint32_t off) {
+  constexpr int n = sizeof(T) / 4;
+  uint32_t o[n];
+  if constexpr (A >= 4) {
+#pragma unroll
+    for (int j = 0; j < n; ++j) o[j] = lds<uint32_t>(smem, off + 4 * j);
+  } else {
+    uint32_t x[n + 1], base = off & ~3u, sh = 8 * (off & 3);
+#pragma unroll
+    for (int j = 0; j <= n; ++j) x[j] = lds<uint32_t>(smem, base + 4 * j);
+#pragma unroll
+    for (int j = 0; j < n; ++j) o[j] = funnel(x[j], x[j + 1], sh);
+  }
   return pack<T>(o);
 }
+
+// 16 bytes from global p (16-byte aligned) to shared memory at byte offset off,
+// asynchronously (cp.async: no registers held while the load is in flight);
+// cp_async_wait waits for this thread's copies.
+__host__ __device__ __forceinline__ void cp_async16(char* smem, uint32_t off, const char* p) {
+#ifdef __CUDA_ARCH__
+  uint32_t dst = (uint32_t)__cvta_generic_to_shared(smem + off);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(p) : "memory");
+#else
+  sts<uint4>(smem, off, ldg<uint4>(p));
 #endif
+}
+
+__host__ __device__ __forceinline__ void cp_async_wait() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
 
 // One tile of a B x M x N row-major input, and where it lands in the
 // B x N x M output. Offsets are 64-bit: M*N*elem may pass 2^31.
@@ -214,28 +262,44 @@ __host__ __device__ __forceinline__ Tile locate(const char* in, char* out, int B
 
 namespace at {
 
+// Whether a template has a middle phase (K::mid, shared -> shared, between
+// load and store): templates that declare `static constexpr bool MID = true`.
+template <class K, class = void> struct has_mid { static constexpr bool value = false; };
+template <class K> struct has_mid<K, decltype(void(K::MID))> { static constexpr bool value = K::MID; };
+
 // The kernel body shared by every template. K is a template's struct: its
-// geometry (TR, TC, E, NT) and its two phases, load (global -> shared) and
-// store (shared -> global). Interior tiles take the unpredicated, vectorised
-// path (FULL = true); edge tiles take a predicated element-wise path.
+// geometry (TR, TC, E, NT) and its phases, load (global -> shared), optionally
+// mid, and store (shared -> global). Interior tiles take the unpredicated,
+// vectorised path (FULL = true); edge tiles take a predicated element-wise path.
+template <class K, bool FULL>
+__device__ __forceinline__ void phases(const Tile& t, char* smem) {
+  K::template load<FULL>(t, smem, threadIdx.x);
+  if (K::SMEM) __syncthreads();
+  if constexpr (has_mid<K>::value) {
+    K::template mid<FULL>(t, smem, threadIdx.x);
+    __syncthreads();
+  }
+  K::template store<FULL>(t, smem, threadIdx.x);
+}
+
 template <class K>
 __device__ __forceinline__ void run(const char* in, char* out, int B, int M, int N, char* smem) {
   Tile t = locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(in, out, B, M, N, blockIdx.x);
-  if (t.rows == K::TR && t.cols == K::TC) {
-    K::template load<true>(t, smem, threadIdx.x);
-    if (K::SMEM) __syncthreads();
-    K::template store<true>(t, smem, threadIdx.x);
-  } else {
-    K::template load<false>(t, smem, threadIdx.x);
-    if (K::SMEM) __syncthreads();
-    K::template store<false>(t, smem, threadIdx.x);
-  }
+  if (t.rows == K::TR && t.cols == K::TC) phases<K, true>(t, smem);
+  else phases<K, false>(t, smem);
 }
 
 #ifdef AT_EMULATE
 // Host emulation: every block, every thread, phase by phase, in order.
 inline int emu_phase = 0, emu_tid = 0;
 inline uint32_t emu_block = 0;
+
+template <class K, bool FULL>
+void emu_step(const Tile& t, char* smem) {
+  if (emu_phase == 0) K::template load<FULL>(t, smem, emu_tid);
+  else if (emu_phase == 2) K::template store<FULL>(t, smem, emu_tid);
+  else if constexpr (has_mid<K>::value) K::template mid<FULL>(t, smem, emu_tid);
+}
 
 template <class K>
 void emulate(const char* in, char* out, int B, int M, int N, char* smem) {
@@ -246,13 +310,10 @@ void emulate(const char* in, char* out, int B, int M, int N, char* smem) {
     bool full = t.rows == K::TR && t.cols == K::TC;
     for (int i = 0; i < K::SMEM; ++i) smem[i] = (char)0xCD;  // stale shared memory
     emu_block = blk;
-    for (emu_phase = 0; emu_phase < 2; ++emu_phase) {
+    for (emu_phase = 0; emu_phase < 3; ++emu_phase) {
+      if (emu_phase == 1 && !has_mid<K>::value) continue;
       for (emu_tid = 0; emu_tid < K::NT; ++emu_tid) {
-        if (emu_phase == 0) {
-          if (full) K::template load<true>(t, smem, emu_tid); else K::template load<false>(t, smem, emu_tid);
-        } else {
-          if (full) K::template store<true>(t, smem, emu_tid); else K::template store<false>(t, smem, emu_tid);
-        }
+        if (full) emu_step<K, true>(t, smem); else emu_step<K, false>(t, smem);
       }
     }
   }

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from autotrans.banks import bank_report, group_ways, warp_ways, worst_ways
@@ -43,3 +45,13 @@ def test_report_lists_every_access():
     assert len(loads) == 4 and all(a.op == "st.shared" and a.bytes == 16 for a in loads)
     assert [a.op for a in rep if a.phase == "store"] == ["ld.shared"] * 4
     assert "1-way" in str(rep[0])
+
+
+@pytest.mark.parametrize("e, tr, tc", [(1, 128, 64), (1, 64, 256), (2, 64, 128), (4, 64, 64), (4, 32, 128)])
+def test_shift_skew_spreads_the_mid_phase_chunk_stores(e, tr, tc):
+    skewed = KernelConfig("shift", e, tr, tc, 256, 16, 4 // e, 4 // e, "xor", "col")
+    plain = dataclasses.replace(skewed, swizzle="none")
+
+    def worst(cfg, phase, op):
+        return max(a.ways for a in bank_report(cfg) if a.phase == phase and a.op == op)
+    assert worst(skewed, "mid", "st.shared") == 1 and worst(plain, "mid", "st.shared") > 1

@@ -68,18 +68,25 @@ def test_shared_memory_layouts():
 
 
 def test_shift_tiles_take_any_alignment_and_read_a_vector_more_rows():
-    cfg = KernelConfig.from_key("shift:e1:128x128:t256:v16:r4:p0:xor:col")
-    assert cfg.key == "shift:e1:128x128:t256:v16:r4:p0:xor:col"
+    cfg = KernelConfig.from_key("shift:e1:128x128:t256:v16:r4:p4:none:col")
+    assert cfg.key == "shift:e1:128x128:t256:v16:r4:p4:none:col"
     assert cfg.aligned_for((4097, 4095)) and cfg.pointer_align == 1
-    assert cfg.smem_bytes == 128 * (128 + 16) * 1
+    # raw rows: 128 + 16 rows of 9 vectors; transposed: 128 rows of 128 + 16 + 4 bytes
+    assert cfg.smem_bytes == 144 * 9 * 16 + 128 * 148
+    # skewed: each of the 7 later groups of 16 transposed rows starts 20 words later
+    skewed = dataclasses.replace(cfg, swizzle="xor")
+    assert skewed.smem_bytes == cfg.smem_bytes + 7 * 20 * 4
     vec = KernelConfig.from_key("vec:e1:128x128:t256:v16:r4:p0:xor:col")
     assert vec.pointer_align == 16 and not vec.aligned_for((4097, 4095))
 
 
 @pytest.mark.parametrize("key, why", [
-    ("shift:e4:64x256:t256:v16:r1:p0:xor:col", "one warp"),    # 64 vectors per tile row
-    ("shift:e4:256x64:t256:v16:r1:p0:xor:col", "one warp"),    # 64 vectors per output row
-    ("shift:e4:64x64:t256:v4:r1:p0:xor:col", "vec_bytes > elem_bytes"),
+    ("shift:e4:64x256:t256:v16:r1:p0:xor:col", "32 vectors"),   # 64 vectors per tile row
+    ("shift:e4:256x64:t256:v16:r1:p0:xor:col", "32 vectors"),   # 64 vectors per output row
+    ("shift:e4:64x64:t256:v4:r1:p0:xor:col", "16-byte vectors"),
+    ("shift:e8:64x64:t256:v16:r1:p0:xor:col", "16-byte vectors"),
+    ("shift:e1:64x64:t256:v16:r16:p0:xor:col", "one-word chunks"),
+    ("shift:e2:64x64:t256:v16:r2:p1:xor:col", "multiple of 4"),
 ])
 def test_shift_limits(key, why):
     with pytest.raises(ValueError, match=why):

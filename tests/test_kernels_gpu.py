@@ -61,11 +61,11 @@ def test_every_candidate_bit_exact(e):
     assert not failures, "\n".join(failures[:20])
 
 
-@pytest.mark.parametrize("e", (1, 2, 4, 8))
+@pytest.mark.parametrize("e", (1, 2, 4))
 def test_shift_tiles_take_rows_and_pointers_at_any_alignment(e):
     dev = driver.device()
     space = [c for c in default_space(e) if c.variant == "shift" and not dev.limits.problems(c)]
-    cfgs = list({(c.micro_rows, c.pad > 0, c.order): c for c in space}.values())
+    cfgs = list({(c.swizzle, c.threads): c for c in space}.values())
     assert len(cfgs) >= 4
     compiled = compile_configs(cfgs, dev.arch)
     rng = np.random.default_rng(100 + e)

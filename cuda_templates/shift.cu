@@ -1,0 +1,134 @@
+// autotrans template: the vectorised tile for rows at any byte alignment.
+// Three phases, each on aligned 16-byte global accesses:
+//  load  copies the aligned 16-byte vectors that cover each tile row, as they
+//        are, into "raw" shared-memory rows (cp.async: no registers in flight);
+//  mid   reads each row's K-element vectors at the row's byte offset (five
+//        4-byte words and funnel shifts; four words for 4-byte elements),
+//        transposes R rows of them in registers (__byte_perm) and stores K
+//        chunks of R elements to the transposed tile (smem row c = output row c);
+//  store reads each aligned output vector at its output row's byte offset
+//        from the transposed tile (five words, funnel shifts) and writes it.
+// A tile owns the aligned output vectors that start inside its output rows, so
+// it reads K more input rows (XR) and no output vector is shared between
+// tiles; only the ends of whole output rows are written in parts. Last tiles
+// overlap their neighbours (at::locate), so only matrices narrower or shorter
+// than a tile take the element-wise edge path. Chunks are one 32-bit word
+// (R * E == 4). Transposed rows are PAD elements longer and, with XOR set,
+// each group of K rows starts SKEW words later, so that the mid phase's chunk
+// stores of one warp fall on 32 different banks.
+// Jinja slots: name (the kernel's C name) and c (its KernelConfig). No slot adds or
+// removes a line, so the #line that precedes a rendered kernel stays exact.
+struct {{ name }}_k {
+  static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, R = {{ c.micro_rows }}, K = V / E;
+  static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
+  static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
+  static constexpr int PAD = {{ c.pad }};
+  static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
+  static constexpr bool OVERLAP = true, MID = true;
+  static constexpr int XR = K, ROWS = TR + XR;      // input rows read: the tile's and K more
+  static constexpr int NVR = TC * E / V + 1;       // raw vectors per row (one more: any alignment)
+  static constexpr int RAWB = NVR * V, RAW = ROWS * RAWB;
+  static constexpr int NVC = TC / K, G = 32 / NVC; // vectors per tile row; words per lane group
+  static constexpr int W = (ROWS + PAD) * E / 4;   // words per transposed row
+  static constexpr int SKEW = XOR ? ((G - K * W) % 32 + 32) % 32 : 0;  // words added per K-row group
+  static constexpr int ROWB = W * 4, SMEM = RAW + TC * ROWB + 4 * SKEW * (NVC - 1);
+  static constexpr int IT1 = (ROWS * NVR + NT - 1) / NT, IT2 = (ROWS / R * NVC + NT - 1) / NT;
+  static constexpr int IT3 = TC * (TR / K) / NT;
+  static_assert(R * E == 4 && V == 16 && NVC <= 32, "shift chunks are one word, vectors 16 bytes");
+  typedef at::Bytes<E>::T ElemT;
+  typedef uint4 VecT;
+
+  // Byte offset in shared memory of transposed-tile element (input row r, input column c).
+  __host__ __device__ static __forceinline__ uint32_t off(int r, int c) {
+    return (uint32_t)(RAW + c * ROWB + (c / K) * 4 * SKEW + r * E);
+  }
+
+  // Byte misalignment of tile row r (rows past the matrix's last repeat it).
+  __host__ __device__ static __forceinline__ uint32_t shift_of(const at::Tile& t, int r) {
+    r = r < t.left ? r : t.left - 1;
+    return ((uint32_t)(uintptr_t)t.in + (uint32_t)r * (uint32_t)t.ldi) & (V - 1);
+  }
+
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void load(const at::Tile& t, char* s, int tid) {
+    if constexpr (FULL) {
+#pragma unroll
+      for (int k = 0; k < IT1; ++k) {
+        int i = tid + k * NT, r = i / NVR, v = i % NVR;
+        if (ROWS * NVR % NT == 0 || i < ROWS * NVR) {
+          const char* p = t.in + (long long)(r < t.left ? r : t.left - 1) * t.ldi;
+          uint32_t sh = (uint32_t)(uintptr_t)p & (V - 1);
+          if (v < NVR - 1 || sh) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V);
+        }
+      }
+      at::cp_async_wait();
+    } else {
+      for (int i = tid; i < TR * TC; i += NT) {
+        int r = i / TC, c = i % TC;
+        if (r < t.rows && c < t.cols) at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(t.in + r * t.ldi + (long long)c * E));
+      }
+    }
+  }
+
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void mid(const at::Tile& t, char* s, int tid) {
+    if constexpr (FULL) {
+#pragma unroll
+      for (int k = 0; k < IT2; ++k) {
+        int i = tid + k * NT, rg = i / NVC, vc = i % NVC;
+        if (ROWS / R * NVC % NT == 0 || i < ROWS / R * NVC) {
+          VecT w[R];
+#pragma unroll
+          for (int q = 0; q < R; ++q) {
+            int r = rg * R + q;
+            w[q] = at::lds_span<VecT, E>(s, (uint32_t)(r * RAWB + vc * V) + shift_of(t, r));
+          }
+#pragma unroll
+          for (int e = 0; e < K; ++e) {
+            uint32_t o[1];
+            at::gather<E, R>(w, e, o);
+            at::sts<uint32_t>(s, off(rg * R, vc * K + e), o[0]);
+          }
+        }
+      }
+    }
+  }
+
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void store(const at::Tile& t, const char* s, int tid) {
+    if constexpr (FULL) {
+#pragma unroll
+      for (int k = 0; k < IT3; ++k) {
+        int i = tid + k * NT, c = i / (TR / K), wv = i % (TR / K);
+        char* o = t.out + c * t.ldo;
+        uint32_t d = (uint32_t)(-(uintptr_t)o) & (V - 1);  // bytes from o to the next aligned address
+        char* p = o + d + wv * V;
+        VecT v = at::lds_span<VecT, E>(s, off(0, c) + d + wv * V);
+        if (t.left >= ROWS - 1) {
+          at::stg<VecT>(p, v);
+        } else {
+          long long end = (long long)t.left * E - d - wv * V;  // bytes of the output row from p on
+          if (end >= V) at::stg<VecT>(p, v);
+          else if (end > 0) at::stg_upto(p, v, (uint32_t)end);
+        }
+        if (t.left == t.ldo / E && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
+          VecT a = at::lds_span<VecT, 4>(s, off(0, c));
+          at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
+        }
+      }
+    } else {
+      for (int i = tid; i < TR * TC; i += NT) {
+        int c = i / TR, r = i % TR;
+        if (r < t.rows && c < t.cols) at::stg<ElemT>(t.out + c * t.ldo + (long long)r * E, at::lds<ElemT>(s, off(r, c)));
+      }
+    }
+  }
+};
+
+#ifndef AT_EMULATE
+extern "C" __global__ void __launch_bounds__({{ c.threads }})
+{{ name }}(const char* __restrict__ in, char* __restrict__ out, int B, int M, int N) {
+  extern __shared__ __align__(16) char smem[];
+  at::run<{{ name }}_k>(in, out, B, M, N, smem);
+}
+#endif
