@@ -262,6 +262,26 @@ __host__ __device__ __forceinline__ Tile locate(const char* in, char* out, int B
 
 namespace at {
 
+// The element-wise paths of edge tiles, for templates whose shared tile holds
+// element (input row r, input column c) at byte K::off(r, c).
+template <class K>
+__host__ __device__ __forceinline__ void load_elems(const Tile& t, char* s, int tid) {
+  for (int i = tid; i < K::TR * K::TC; i += K::NT) {
+    int r = i / K::TC, c = i % K::TC;
+    if (r < t.rows && c < t.cols)
+      sts<typename K::ElemT>(s, K::off(r, c), ldg<typename K::ElemT>(t.in + r * t.ldi + (long long)c * K::E));
+  }
+}
+
+template <class K>
+__host__ __device__ __forceinline__ void store_elems(const Tile& t, const char* s, int tid) {
+  for (int i = tid; i < K::TR * K::TC; i += K::NT) {
+    int c = i / K::TR, r = i % K::TR;
+    if (r < t.rows && c < t.cols)
+      stg<typename K::ElemT>(t.out + c * t.ldo + (long long)r * K::E, lds<typename K::ElemT>(s, K::off(r, c)));
+  }
+}
+
 // Whether a template has a middle phase (K::mid, shared -> shared, between
 // load and store): templates that declare `static constexpr bool MID = true`.
 template <class K, class = void> struct has_mid { static constexpr bool value = false; };
@@ -321,3 +341,16 @@ void emulate(const char* in, char* out, int B, int M, int N, char* smem) {
 #endif
 
 }  // namespace at
+
+// A template's kernel: NAME(in, out, B, M, N) runs at::run on struct NAME_k
+// (dynamic shared memory of NAME_k::SMEM bytes). Nothing in the host emulator.
+#ifndef AT_EMULATE
+#define AT_KERNEL_ENTRY(NAME, THREADS)                                                            \
+  extern "C" __global__ void __launch_bounds__(THREADS)                                           \
+  NAME(const char* __restrict__ in, char* __restrict__ out, int B, int M, int N) {                \
+    extern __shared__ __align__(16) char smem[];                                                  \
+    at::run<NAME##_k>(in, out, B, M, N, smem);                                                    \
+  }
+#else
+#define AT_KERNEL_ENTRY(NAME, THREADS)
+#endif

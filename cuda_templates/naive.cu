@@ -22,9 +22,4 @@ struct {{ name }}_k {
   __host__ __device__ static __forceinline__ void store(const at::Tile&, const char*, int) {}
 };
 
-#ifndef AT_EMULATE
-extern "C" __global__ void __launch_bounds__({{ c.threads }})
-{{ name }}(const char* __restrict__ in, char* __restrict__ out, int B, int M, int N) {
-  at::run<{{ name }}_k>(in, out, B, M, N, nullptr);
-}
-#endif
+AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})

@@ -63,10 +63,7 @@ struct {{ name }}_k {
       }
       at::cp_async_wait();
     } else {
-      for (int i = tid; i < TR * TC; i += NT) {
-        int r = i / TC, c = i % TC;
-        if (r < t.rows && c < t.cols) at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(t.in + r * t.ldi + (long long)c * E));
-      }
+      at::load_elems<{{ name }}_k>(t, s, tid);
     }
   }
 
@@ -117,18 +114,9 @@ struct {{ name }}_k {
         }
       }
     } else {
-      for (int i = tid; i < TR * TC; i += NT) {
-        int c = i / TR, r = i % TR;
-        if (r < t.rows && c < t.cols) at::stg<ElemT>(t.out + c * t.ldo + (long long)r * E, at::lds<ElemT>(s, off(r, c)));
-      }
+      at::store_elems<{{ name }}_k>(t, s, tid);
     }
   }
 };
 
-#ifndef AT_EMULATE
-extern "C" __global__ void __launch_bounds__({{ c.threads }})
-{{ name }}(const char* __restrict__ in, char* __restrict__ out, int B, int M, int N) {
-  extern __shared__ __align__(16) char smem[];
-  at::run<{{ name }}_k>(in, out, B, M, N, smem);
-}
-#endif
+AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})

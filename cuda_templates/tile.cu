@@ -41,10 +41,4 @@ struct {{ name }}_k {
   }
 };
 
-#ifndef AT_EMULATE
-extern "C" __global__ void __launch_bounds__({{ c.threads }})
-{{ name }}(const char* __restrict__ in, char* __restrict__ out, int B, int M, int N) {
-  extern __shared__ __align__(16) char smem[];
-  at::run<{{ name }}_k>(in, out, B, M, N, smem);
-}
-#endif
+AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})

@@ -119,7 +119,7 @@ print(json.dumps({"file": autotrans.__file__, "version": autotrans.__version__,
     assert got["version"] == __version__
     assert got["hash"] == templates_hash()
     cfg = classic("padded", 4)
-    assert "__global__" in got["src"] and cfg.name in got["src"]
+    assert f"AT_KERNEL_ENTRY({cfg.name}, {cfg.threads})" in got["src"]
     # identical kernel text to the checkout's, but pointing into the installed copy
     first, body = got["src"].split("\n", 1)
     assert str(pkg / "cuda_templates") in first

@@ -48,7 +48,7 @@ def test_unit_holds_many_kernels():
     unit = render_unit(cfgs)
     assert unit.startswith('#include "common.cuh"')
     for c in cfgs:
-        assert f"{c.name}(const char* __restrict__ in" in unit
+        assert f"struct {c.name}_k {{" in unit and f"AT_KERNEL_ENTRY({c.name}, {c.threads})" in unit
 
 
 def test_templates_hash_follows_template_content(tmp_path):
