@@ -111,7 +111,7 @@ def _shifts(e: int) -> list[KernelConfig]:
     return out
 
 
-def _register_budget_ok(c: KernelConfig, per_vector: int = 1) -> bool:
+def _register_budget_ok(c: KernelConfig) -> bool:
     """Keeps vec tiles whose per-thread vectors in flight fit in registers.
 
     loads = vectors a thread holds after the load phase, stores = vectors it
@@ -122,7 +122,6 @@ def _register_budget_ok(c: KernelConfig, per_vector: int = 1) -> bool:
     """
     loads = (c.tile_rows // c.micro_rows) * (c.tile_cols // c.vec_elems) // c.threads * c.micro_rows
     stores = c.tile_cols * (c.tile_rows // c.vec_elems) // c.threads
-    loads, stores = loads * per_vector, stores * per_vector
     words = (loads + stores) * c.vec_bytes // 4
     if c.threads == 1024:
         return loads + stores <= 8 and words <= 16
