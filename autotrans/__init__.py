@@ -7,14 +7,14 @@
 GPU work needs PyCUDA and an NVIDIA GPU; everything else (configs, templates,
 compilation, the cache, the CLI) works without them.
 """
-__version__ = "0.1.0"
+from .core.version import VERSION as __version__
 
-from .banks import bank_report
-from .cache import CacheKey, ResultCache
-from .config import KernelConfig, classic
-from .dispatch import Choice, cached, explain, transpose
-from .driver import GPUUnavailable
-from .tuner import TuneResult, tune
+from .api import Choice, cached, explain, transpose, tune
+from .backend.cuda import GPUUnavailable
+from .emulate.banks import bank_report
+from .kernels.config import KernelConfig, classic
+from .results.store import CacheKey, ResultCache
+from .tuning.runner import TuneResult
 
 __all__ = ["tune", "transpose", "explain", "cached", "KernelConfig", "classic", "TuneResult",
            "Choice", "ResultCache", "CacheKey", "GPUUnavailable", "bank_report", "__version__"]

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 import autotrans
-from autotrans import benchmark, driver
-from autotrans.space import space_id
+from autotrans.backend import cuda as driver
+from autotrans.tools import benchmark
+from autotrans.tuning.space import space_id
 
 MIB = 1 << 20
 
@@ -83,19 +84,19 @@ def main():
     overhead = benchmark.call_overhead()
     tunes = [tune_times(tuple(int(v) for v in c.split(":")[0].split("x")), c.split(":")[1])
              for c in args.tune_times]
-    meta = {"gpu": dev.name, "fingerprint": dev.fingerprint, "sms": dev.sms, "driver": dev.driver,
-            "cuda": dev.cuda, "autotrans": autotrans.__version__, "space": space_id(),
+    meta = {"gpu": dev.id.name, "fingerprint": dev.id.text, "sms": dev.sms, "driver": dev.id.driver,
+            "cuda": dev.id.cuda, "autotrans": autotrans.__version__, "space": space_id(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = args.name or dev.name.replace("NVIDIA ", "").replace(" ", "-").lower()
+    stem = args.name or dev.id.name.replace("NVIDIA ", "").replace(" ", "-").lower()
     (out / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows, "call_overhead": overhead,
                                                   "tune_times": tunes}, indent=1) + "\n")
     md = render(meta, rows, overhead, tunes)
     (out / f"{stem}.md").write_text(md)
     print(md)
     if args.export_cache:
-        n = autotrans.ResultCache().export_json(args.export_cache, device=dev.fingerprint)
+        n = autotrans.ResultCache().export_json(args.export_cache, device=dev.id.text)
         print(f"exported {n} tuned results to {args.export_cache}")
 
 

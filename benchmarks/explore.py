@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 import autotrans
-from autotrans.config import CLASSIC_NAMES, ORDERS, KernelConfig, classic
+from autotrans.kernels.config import CLASSIC_NAMES, ORDERS, KernelConfig, classic
 
 
 def main():
@@ -21,7 +21,7 @@ def main():
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--json", help="write every candidate's numbers here")
     ap.add_argument("--orders", action="store_true",
-                    help="also time the top configs with column-major and diagonal tile orders")
+                    help="also time the top configs with the other tile orders")
     args = ap.parse_args()
     dump = []
     for case in args.cases:

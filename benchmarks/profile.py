@@ -6,9 +6,11 @@ import sys
 
 import numpy as np
 
-from autotrans import driver
-from autotrans.compile import compile_configs
-from autotrans.config import KernelConfig
+from autotrans.backend import cuda as driver
+from autotrans.backend import memory
+from autotrans.build.compile import compile_configs
+from autotrans.kernels.config import KernelConfig
+from autotrans.tuning import loader, verify
 
 
 def main(shape_s, dtype, *keys):
@@ -17,10 +19,10 @@ def main(shape_s, dtype, *keys):
     dev = driver.device()
     compiled = compile_configs(cfgs, dev.arch)
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    src, dst = driver.alloc(n), driver.alloc(n)
-    driver.fill_pattern(src, n, 1234)
+    src, dst = memory.alloc(n), memory.alloc(n)
+    verify.fill_pattern(src, n, 1234)
     for c in cfgs:
-        k = driver.Kernel(c, compiled[c.key])
+        k = loader.load(c, compiled[c.key])
         for _ in range(2):
             k(src, dst, shape)
     driver.synchronize()

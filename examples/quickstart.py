@@ -9,11 +9,12 @@ import time
 import numpy as np
 
 import autotrans
-from autotrans import driver
+from autotrans.backend import cuda as driver
+from autotrans.core.problem import parse_shape
 
 
 def main(shape_s="8192x8192", dtype="float32"):
-    shape = tuple(int(s) for s in shape_s.split("x"))
+    shape = parse_shape(shape_s)
     result = autotrans.tune(shape, dtype)                 # finds, verifies and caches the fastest kernel
     print(result)
     x = np.random.default_rng(0).integers(0, 100, shape).astype(dtype)
@@ -31,4 +32,9 @@ def main(shape_s="8192x8192", dtype="float32"):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    try:
+        main(*sys.argv[1:])
+    except autotrans.GPUUnavailable as exc:
+        sys.exit(f"quickstart: no GPU to run on: {exc}")
+    except (ValueError, TypeError) as exc:
+        sys.exit(f"quickstart: {exc}")

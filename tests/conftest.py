@@ -1,25 +1,45 @@
-"""Shared test setup: the ``gpu`` marker (skipped, with the reason, where there
-is no usable GPU), the ``slow`` marker, and a builder of realistic tuning records."""
+"""Shared test setup: a private cache folder for the whole run (tests never
+touch the user's real cache), the ``gpu`` marker (skipped, with the reason,
+where there is no usable GPU), the ``exhaustive`` marker (run with
+--exhaustive, as .ci/run does in a step of its own), and a builder of
+realistic tuning records."""
 from __future__ import annotations
 
+import os
 import random
+import tempfile
 
 import pytest
+
+# Before autotrans is imported anywhere: every cache and kernel store of this run
+# lives here (tests that need their own folder still pass one).
+os.environ["AUTOTRANS_CACHE_DIR"] = tempfile.mkdtemp(prefix="autotrans-tests-")
 
 H200 = "NVIDIA H200|sm_90|132sm|driver 580.95.05|cuda 13.0"
 A100 = "NVIDIA A100-SXM4-80GB|sm_80|108sm|driver 550.54.15|cuda 12.4"
 
 
+def pytest_addoption(parser):
+    parser.addoption("--exhaustive", action="store_true",
+                     help="also run the exhaustive tests (every candidate compiled for two archs)")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and PyCUDA (skipped without them)")
     config.addinivalue_line("markers", "slow: takes tens of seconds (still runs by default and on CI)")
+    config.addinivalue_line("markers", "exhaustive: minutes of work; runs with --exhaustive (.ci/run does)")
 
 
 def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--exhaustive"):
+        skip = pytest.mark.skip(reason="exhaustive: run with --exhaustive (.ci/run runs it as its own step)")
+        for item in items:
+            if item.get_closest_marker("exhaustive"):
+                item.add_marker(skip)
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return
-    from autotrans.driver import GPUUnavailable, device
+    from autotrans.backend.cuda import GPUUnavailable, device
     try:
         device()
         return
@@ -37,8 +57,8 @@ def make_record(shape=(1, 8192, 8192), elem_bytes=4, device=H200, *, dtype=None,
     import numpy as np
 
     from autotrans import __version__
-    from autotrans.config import as_bmn, dtype_of_size
-    from autotrans.space import candidates, space_id
+    from autotrans.core.problem import as_bmn, dtype_of_size
+    from autotrans.tuning.space import candidates, space_id
 
     rnd = random.Random(seed)
     bmn = as_bmn(shape)
@@ -58,7 +78,7 @@ def make_record(shape=(1, 8192, 8192), elem_bytes=4, device=H200, *, dtype=None,
                      "n": 7, "gbps": gbps(med), "registers": rnd.choice([16, 24, 32, 40])})
     rows.sort(key=lambda r: r["median_us"])
     best = rows[0]
-    from autotrans.config import KernelConfig
+    from autotrans.kernels.config import KernelConfig
     cfg = KernelConfig.from_key(best["key"])
     dt = np.dtype(dtype) if dtype is not None else dtype_of_size(elem_bytes)
     assert dt.itemsize == elem_bytes

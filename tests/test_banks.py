@@ -2,8 +2,8 @@ import dataclasses
 
 import pytest
 
-from autotrans.banks import bank_report, group_ways, warp_ways, worst_ways
-from autotrans.config import ELEM_SIZES, KernelConfig, classic
+from autotrans.emulate.banks import bank_report, group_ways, warp_ways, worst_ways
+from autotrans.kernels.config import ELEM_SIZES, KernelConfig, classic
 
 
 def test_group_ways_counts_distinct_words_per_bank():

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from autotrans.bench import Rotation, Stats, rotation
+from autotrans.tuning.timing import Rotation, Stats, rotation
 
 MB = 1 << 20
 
@@ -41,5 +41,5 @@ def test_stats_quantiles_match_numpy(n):
 
 @pytest.mark.parametrize("launch_us, group", [(0.1, 200), (5.0, 20), (30.0, 3), (100.0, 1), (540.0, 1)])
 def test_samples_group_short_launches(launch_us, group):
-    from autotrans.bench import group_size
+    from autotrans.tuning.timing import group_size
     assert group_size(launch_us) == group

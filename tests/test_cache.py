@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from autotrans import cache as cache_mod
-from autotrans.cache import (
+from autotrans.results import store as cache_mod
+from autotrans.results.store import (
     SCHEMA_VERSION,
     CacheKey,
     CacheWarning,
@@ -312,7 +312,7 @@ def test_shipped_entries_skip_bad_files_with_warning(tmp_path):
 def test_shipped_dir_is_the_repo_cache_folder():
     from pathlib import Path
 
-    package = Path(cache_mod.__file__).resolve().parent
+    package = Path(cache_mod.__file__).resolve().parent.parent
     repo_cache = package.parent / "cache"  # git does not keep it while it is empty
     assert shipped_dir() == (repo_cache if repo_cache.is_dir() else package / "shipped")
     assert isinstance(shipped_entries(), list)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autotrans.cache import CacheKey, CacheWarning, ResultCache
+from autotrans.results.store import CacheKey, CacheWarning, ResultCache
 
 REPO = Path(__file__).resolve().parent.parent
 DEVICE = "NVIDIA H200|sm_90|132sm|driver 580.159.04|cuda 13.0"
@@ -27,7 +27,7 @@ DEVICE = "NVIDIA H200|sm_90|132sm|driver 580.159.04|cuda 13.0"
 # warning or exception makes the worker exit non-zero with a traceback.
 WORKER_LIB = r'''
 import hashlib, json, os, random, sys
-from autotrans.cache import CacheKey, ResultCache
+from autotrans.results.store import CacheKey, ResultCache
 DEVICE = "NVIDIA H200|sm_90|132sm|driver 580.159.04|cuda 13.0"
 
 def key(i):

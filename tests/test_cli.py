@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autotrans import cli
-from autotrans.cache import CacheKey, ResultCache
-from autotrans.config import classic
-from autotrans.space import space_id
+from autotrans.cli import commands as cli
+from autotrans.results.store import CacheKey, ResultCache
+from autotrans.kernels.config import classic
+from autotrans.tuning.space import space_id
 
 REPO = Path(__file__).resolve().parent.parent
 H200 = "NVIDIA H200|sm_90|132sm|driver 580.95.05|cuda 13.0"
@@ -24,7 +24,7 @@ COMMANDS = ["tune", "show", "bench", "export", "import", "clear", "report", "exp
 
 
 def _gpu_reason():
-    from autotrans.driver import GPUUnavailable, device
+    from autotrans.backend.cuda import GPUUnavailable, device
     try:
         device()
         return None
@@ -209,7 +209,7 @@ def test_no_command_prints_help_and_fails(run):
 
 
 def test_help_examples_are_valid_config_keys(run):
-    from autotrans.config import KernelConfig
+    from autotrans.kernels.config import KernelConfig
     r = run("banks", "--help")
     keys = [line.split()[-1] for line in r.stdout.split("examples:")[1].splitlines() if "banks" in line]
     assert len(keys) == 2
@@ -269,7 +269,7 @@ def test_report_uncached_without_gpu(run, no_gpu, populated, tmp_path):
 
 
 def test_explain_with_fingerprint_uses_the_cache(run, cache_dir, record_factory):
-    from autotrans.config import KernelConfig
+    from autotrans.kernels.config import KernelConfig
     # an A100: no results for it ship with autotrans, so only this cache counts
     rec = record_factory((8192, 8192), 4, A100, seed=7)
     rec["config"] = classic("seed", 4).to_dict()   # a config every device can run

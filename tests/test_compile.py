@@ -4,9 +4,9 @@ import sys
 
 import pytest
 
-from autotrans.compile import CompileError, compile_configs, compile_file, find_nvcc, parse_ptxas
-from autotrans.config import ELEM_SIZES, classic
-from autotrans.space import default_space
+from autotrans.build.compile import CompileError, compile_configs, compile_file, find_nvcc, parse_ptxas
+from autotrans.kernels.config import ELEM_SIZES, classic
+from autotrans.tuning.space import default_space
 
 
 @pytest.fixture(scope="module")
@@ -14,6 +14,7 @@ def kernel_root(tmp_path_factory):
     return tmp_path_factory.mktemp("kernels")
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
 @pytest.mark.parametrize("e", ELEM_SIZES)
 def test_every_candidate_compiles_without_spills(kernel_root, arch, e):
@@ -27,7 +28,7 @@ def test_every_candidate_compiles_without_spills(kernel_root, arch, e):
         assert info["registers"] > 0, key
         assert info["spill_stores"] == 0 and info["spill_loads"] == 0, (key, info)
         assert info["stack"] == 0 and info["lmem"] == 0, (key, info)
-        assert c.cubin.is_file() and c.arch == arch
+        assert c.image() and c.arch == arch
 
 
 def test_second_compile_runs_no_nvcc(tmp_path, monkeypatch):
@@ -42,14 +43,14 @@ def test_second_compile_runs_no_nvcc(tmp_path, monkeypatch):
     assert calls >= 2  # at least a version query and one compile
     again = compile_configs(cfgs, "sm_90", root=tmp_path / "k")
     assert log.read_text().count("call") == calls
-    assert {k: c.cubin for k, c in again.items()} == {k: c.cubin for k, c in first.items()}
+    assert {k: c.object for k, c in again.items()} == {k: c.object for k, c in first.items()}
     assert again[cfgs[1].key].info == first[cfgs[1].key].info
 
 
 def test_many_kernels_share_one_nvcc_call(tmp_path):
     cfgs = default_space(4)[:20]
     out = compile_configs(cfgs, "sm_90", root=tmp_path, jobs=1)
-    assert len({c.cubin for c in out.values()}) == 1
+    assert len({c.object for c in out.values()}) == 1
 
 
 def test_parse_ptxas():
@@ -75,5 +76,6 @@ def test_compile_file_reports_nvcc_errors(tmp_path):
 
 
 def test_verify_kernels_compile(tmp_path):
-    from autotrans.templates import template_dir
-    assert compile_file(template_dir() / "verify.cu", "sm_90", root=tmp_path).is_file()
+    from autotrans.core.paths import template_dir
+    c = compile_file(template_dir() / "verify.cu", "sm_90", root=tmp_path)
+    assert c.ok and c.image()[:4] == b"\x7fELF"

@@ -3,9 +3,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from autotrans.config import (CLASSIC_NAMES, ELEM_SIZES, KernelConfig, as_bmn, classic,
-                              dtype_of_size, elem_size)
-from autotrans.space import default_space
+from autotrans.core.problem import ELEM_SIZES, as_bmn, dtype_of_size, elem_size
+from autotrans.kernels.config import CLASSIC_NAMES, KernelConfig, classic
+from autotrans.tuning.space import default_space
 
 
 def test_key_is_explicit_and_stable():

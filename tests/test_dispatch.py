@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from autotrans import cached, explain, transpose
-from autotrans.cache import CacheKey, ResultCache
-from autotrans.config import KernelConfig
-from autotrans.dispatch import choose
-from autotrans.space import Limits, default_config, space_id
+from autotrans.results.store import CacheKey, ResultCache
+from autotrans.kernels.config import KernelConfig
+from autotrans.api.select import choose
+from autotrans.tuning.space import Limits, default_config, space_id
 
 from conftest import A100, H200, make_record
 

@@ -4,9 +4,9 @@ nothing is written outside the output."""
 import numpy as np
 import pytest
 
-from autotrans.config import CLASSIC_NAMES, ELEM_SIZES, classic
-from autotrans.emulator import emulate_many, kernel_table
-from autotrans.space import default_space
+from autotrans.kernels.config import CLASSIC_NAMES, ELEM_SIZES, classic
+from autotrans.emulate.emulator import emulate_many, kernel_table
+from autotrans.tuning.space import default_space
 
 PRIMES = (7, 13, 131, 257)
 
@@ -67,7 +67,7 @@ def test_index_math_matches_numpy(e):
                                  "shift:e1:64x256:t256:v16:r4:p0:xor:col",
                                  "shift:e4:64x64:t256:v16:r1:p4:none:row"])
 def test_4097_by_4095(key):
-    from autotrans.config import KernelConfig
+    from autotrans.kernels.config import KernelConfig
     cfg = KernelConfig.from_key(key)
     x = random_array(np.random.default_rng(1), (4097, 4095), cfg.elem_bytes)
     check([(cfg, x)])

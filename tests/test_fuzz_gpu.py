@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 
 import autotrans
-from autotrans import dispatch, driver
-from autotrans.compile import compile_configs
-from autotrans.config import ELEM_SIZES, dtype_of_size
-from autotrans.space import candidates, default_space
+from autotrans.api import launch as dispatch
+from autotrans.backend import cuda as driver
+from autotrans.backend import memory
+from autotrans.tuning import loader, verify
+from autotrans.build.compile import compile_configs
+from autotrans.core.problem import ELEM_SIZES, dtype_of_size
+from autotrans.tuning.space import candidates, default_space
 
 pytestmark = pytest.mark.gpu
 
@@ -40,16 +43,16 @@ class Guarded:
     def __init__(self, shape, dtype):
         dt = np.dtype(dtype)
         self.n = int(np.prod(shape)) * dt.itemsize
-        self.base = driver.alloc(self.n + 2 * GUARD)
+        self.base = memory.alloc(self.n + 2 * GUARD)
         self.array = driver.gpuarray().GPUArray(shape, dt, gpudata=int(self.base) + GUARD)
 
     def arm(self, in_shape, e, seed):
-        driver.memset(self.base, POISON, GUARD)
-        driver.memset(int(self.base) + GUARD + self.n, POISON, GUARD)
-        driver.fill_not_transposed(self.array.ptr, in_shape, e, seed)
+        memory.memset(self.base, POISON, GUARD)
+        memory.memset(int(self.base) + GUARD + self.n, POISON, GUARD)
+        verify.fill_not_transposed(self.array.ptr, in_shape, e, seed)
 
     def wrong(self, in_shape, e, seed) -> tuple[int, int]:
-        return driver.check_with_guards(self.array.ptr, in_shape, e, seed,
+        return verify.check_with_guards(self.array.ptr, in_shape, e, seed,
                                         [(self.base, GUARD, POISON), (int(self.base) + GUARD + self.n, GUARD, POISON)])
 
 
@@ -63,14 +66,14 @@ def test_fuzz_random_shapes(tmp_path, monkeypatch):
     for i, shape in enumerate(random_shapes(rng, SHAPES)):
         e = ELEM_SIZES[i % len(ELEM_SIZES)]
         dt = dtype_of_size(e)
-        x = driver.gpuarray().GPUArray(shape, dt, allocator=driver.alloc)
+        x = driver.gpuarray().GPUArray(shape, dt, allocator=memory.alloc)
         seed = int(rng.integers(1 << 31))
-        driver.fill_pattern(x.ptr, x.nbytes, seed)
+        verify.fill_pattern(x.ptr, x.nbytes, seed)
         out = Guarded(shape[:-2] + (shape[-1], shape[-2]), dt)
         cands = candidates(shape, e, dev.limits)
         cfg = cands[rng.integers(len(cands))]
         for label, run in (("transpose()", lambda: autotrans.transpose(x, out=out.array)),
-                           (cfg.key, lambda: driver.Kernel(cfg, compiled[e][cfg.key])(x.ptr, out.array.ptr,
+                           (cfg.key, lambda: loader.load(cfg, compiled[e][cfg.key])(x.ptr, out.array.ptr,
                                                                                        shape))):
             out.arm(shape, e, seed)
             run()
@@ -91,8 +94,8 @@ def test_more_than_2_pow_31_elements(tmp_path, monkeypatch):
     dispatch.forget()
     shape = (50000, 50000)
     assert shape[0] * shape[1] > 2 ** 31
-    x = driver.gpuarray().GPUArray(shape, np.int8, allocator=driver.alloc)
-    driver.fill_pattern(x.ptr, x.nbytes, 7)
+    x = driver.gpuarray().GPUArray(shape, np.int8, allocator=memory.alloc)
+    verify.fill_pattern(x.ptr, x.nbytes, 7)
     out = Guarded((50000, 50000), np.int8)
     out.arm(shape, 1, 7)
     autotrans.transpose(x, out=out.array)

@@ -3,10 +3,12 @@ bit-exact against NumPy, output poisoned first, guard bands checked."""
 import numpy as np
 import pytest
 
-from autotrans import driver
-from autotrans.compile import compile_configs
-from autotrans.config import ELEM_SIZES
-from autotrans.space import default_space
+from autotrans.backend import cuda as driver
+from autotrans.backend import memory
+from autotrans.tuning import loader
+from autotrans.build.compile import compile_configs
+from autotrans.core.problem import ELEM_SIZES
+from autotrans.tuning.space import default_space
 
 pytestmark = pytest.mark.gpu
 
@@ -28,13 +30,13 @@ def run_on_gpu(kernel, x, src_off=0, dst_off=0):
     """Launch kernel on x (read from src_off, written to dst_off bytes past
     aligned addresses); return (output bytes, guards untouched)."""
     n, g = x.nbytes, GUARD + dst_off
-    src = driver.alloc(n + src_off)
-    dst = driver.alloc(n + 2 * g)
-    driver.htod(int(src) + src_off, np.ascontiguousarray(x).view(np.uint8).ravel())
-    driver.memset(dst, POISON, n + 2 * g)
+    src = memory.alloc(n + src_off)
+    dst = memory.alloc(n + 2 * g)
+    memory.htod(int(src) + src_off, np.ascontiguousarray(x).view(np.uint8).ravel())
+    memory.memset(dst, POISON, n + 2 * g)
     kernel(int(src) + src_off, int(dst) + g, x.shape)
     driver.synchronize()
-    buf = driver.dtoh(dst, n + 2 * g)
+    buf = memory.dtoh(dst, n + 2 * g)
     guards = np.concatenate([buf[:g], buf[g + n:]])
     return buf[g:g + n], bool((guards == POISON).all())
 
@@ -47,7 +49,7 @@ def test_every_candidate_bit_exact(e):
     rng = np.random.default_rng(e)
     failures = []
     for cfg in cfgs:
-        kernel = driver.Kernel(cfg, compiled[cfg.key])
+        kernel = loader.load(cfg, compiled[cfg.key])
         shapes = EVEN + [s for s in ODD + ALIGNED_ODD if cfg.aligned_for(s[-2:])]
         assert any(len(s) == 3 for s in shapes)
         assert any(s[-2] % cfg.tile_rows or s[-1] % cfg.tile_cols for s in shapes)  # edge tiles
@@ -71,7 +73,7 @@ def test_shift_tiles_take_rows_and_pointers_at_any_alignment(e):
     rng = np.random.default_rng(100 + e)
     failures = []
     for cfg in cfgs:
-        kernel = driver.Kernel(cfg, compiled[cfg.key])
+        kernel = loader.load(cfg, compiled[cfg.key])
         tr, tc = cfg.tile_rows, cfg.tile_cols
         for shape, src_off, dst_off in [((2 * tr + 1, 2 * tc + 3), 0, 0), ((3, tr + 5, 3 * tc - 1), e, 3 * e),
                                         ((4 * tr - 1, 4 * tc + 1), 7 * e, e), ((2 * tr, 2 * tc), 5 * e, 0)]:

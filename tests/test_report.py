@@ -1,4 +1,4 @@
-"""autotrans.report: landscape data and real PNG / HTML files from realistic records."""
+"""autotrans.tools.report: landscape data and real PNG / HTML files from realistic records."""
 from __future__ import annotations
 
 import base64
@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from autotrans import report
-from autotrans.config import KernelConfig
-from autotrans.space import default_space
+from autotrans.tools import report
+from autotrans.kernels.config import KernelConfig
+from autotrans.tuning.space import default_space
 
 from pathlib import Path
 
@@ -131,7 +131,7 @@ def test_render_small_records_and_errors(record_factory, tmp_path):
 
 def test_importing_report_does_not_import_matplotlib():
     import subprocess
-    code = ("import sys, autotrans, autotrans.report, autotrans.cli; "
+    code = ("import sys, autotrans, autotrans.tools.report, autotrans.cli; "
             "sys.exit(1 if 'matplotlib' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0
 
@@ -144,7 +144,7 @@ import matplotlib
 matplotlib.use("svg")
 import matplotlib.pyplot as plt
 import json
-from autotrans import report
+from autotrans.tools import report
 report.render(json.load(open({str(tmp_path / 'rec.json')!r})), {str(tmp_path / 'x.png')!r})
 assert matplotlib.get_backend() == "svg", matplotlib.get_backend()
 """

@@ -2,8 +2,8 @@ import dataclasses
 
 import pytest
 
-from autotrans.config import ELEM_SIZES, KernelConfig
-from autotrans.space import (Limits, candidates, default_config, default_space, fit_problems,
+from autotrans.kernels.config import ELEM_SIZES, KernelConfig
+from autotrans.tuning.space import (Limits, candidates, default_config, default_space, fit_problems,
                              widest_vector)
 
 H200 = Limits(max_threads=1024, smem_per_block=232448)

@@ -3,8 +3,8 @@ import shutil
 
 import pytest
 
-from autotrans.config import KernelConfig, classic
-from autotrans.templates import render, render_unit, template_dir, template_file, templates_hash
+from autotrans.kernels.config import KernelConfig, classic
+from autotrans.kernels.templates import render, render_unit, template_dir, template_file, templates_hash
 
 VEC = KernelConfig("vec", 4, 64, 64, 128, 16, 2, 0, "xor", "col")
 

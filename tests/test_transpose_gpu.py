@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 
 import autotrans
-from autotrans import dispatch, driver
-from autotrans.cache import CacheKey, ResultCache
-from autotrans.config import KernelConfig, as_bmn
-from autotrans.space import space_id
+from autotrans.api import launch as dispatch
+from autotrans.backend import cuda as driver
+from autotrans.results.store import CacheKey, ResultCache
+from autotrans.core.problem import as_bmn
+from autotrans.kernels.config import KernelConfig
+from autotrans.tuning.space import space_id
 
 pytestmark = pytest.mark.gpu
 
@@ -112,7 +114,7 @@ def test_stored_config_that_cannot_run_here_falls_back(own_cache):
     big = KernelConfig("vec", 4, 256, 256, 1024, 16, 4, 0, "xor", "col")
     assert big.smem_bytes > dev.smem_optin
     rec = {"config": big.to_dict(), "key": big.key, "time_us": 1.0, "dtype": "float32"}
-    ResultCache().put(CacheKey(dev.fingerprint, space_id(), (512, 512), 4), rec)
+    ResultCache().put(CacheKey(dev.id.text, space_id(), (512, 512), 4), rec)
     x = host_random((512, 512), np.float32)
     with pytest.warns(RuntimeWarning, match="cannot run here"):
         y = autotrans.transpose(ga().to_gpu(x))
@@ -130,5 +132,5 @@ def test_unusable_cache_folder_never_stops_transposes(tmp_path, monkeypatch):
         assert autotrans.transpose(ga().to_gpu(x)).get().tobytes() == expect(x).tobytes()
     with pytest.warns(Warning, match="not|cannot"):
         res = autotrans.tune((256, 256), np.float32, progress=False)
-    assert res.best and ResultCache().get(CacheKey(driver.device().fingerprint, space_id(),
+    assert res.best and ResultCache().get(CacheKey(driver.device().id.text, space_id(),
                                                    as_bmn((256, 256)), 4)) is None

@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 
 import autotrans
-from autotrans import dispatch, driver
-from autotrans.cache import ResultCache, shipped_entries
-from autotrans.config import as_bmn
-from autotrans.space import space_id
-from autotrans.tuner import key_for
+from autotrans.api import launch as dispatch
+from autotrans.backend import cuda as driver
+from autotrans.backend import memory
+from autotrans.results.store import ResultCache, shipped_entries
+from autotrans.core.problem import as_bmn
+from autotrans.tuning.space import space_id
+from autotrans.tuning.runner import key_for
 
 pytestmark = pytest.mark.gpu
 
@@ -56,10 +58,11 @@ def test_tune_stores_a_verified_winner(cache_dir, shape, dtype):
 def test_a_second_process_reuses_the_result_without_tuning(cache_dir):
     autotrans.tune((1536, 2560), np.float32, progress=False)
     child = """
-import sys, numpy as np, autotrans, autotrans.tuner as t
+import sys, numpy as np, autotrans, autotrans.tuning.runner as t
 t.tune = lambda *a, **k: sys.exit(3)          # tripwire: tuning again fails the test
 assert autotrans.explain((1536, 2560), np.float32).source == "exact"
-ga = autotrans.driver.gpuarray()
+from autotrans.backend.cuda import gpuarray
+ga = gpuarray()
 x = np.random.default_rng(1).random((1536, 2560), dtype=np.float32)
 assert (autotrans.transpose(ga.to_gpu(x), tune=True).get() == x.T).all()
 print("reused")
@@ -71,7 +74,7 @@ print("reused")
 
 def test_shipped_results_are_used_when_the_user_cache_is_empty(cache_dir):
     dev = driver.device()
-    hw = "|".join(dev.fingerprint.split("|")[:3])
+    hw = dev.id.hardware
     mine = [(k, r) for k, r in shipped_entries() if k.hardware == hw and k.templates == space_id()]
     assert mine, f"cache/ ships no results for {hw} made by the current templates ({space_id()})"
     for key, rec in mine[:6]:
@@ -84,17 +87,18 @@ def test_shipped_results_are_used_when_the_user_cache_is_empty(cache_dir):
 
 
 def test_verification_catches_unwritten_bytes_and_writes_outside_the_output():
-    from autotrans.compile import compile_configs
-    from autotrans.space import default_config
-    from autotrans.tuner import GUARD, Buffers
+    from autotrans.build.compile import compile_configs
+    from autotrans.tuning.space import default_config
+    from autotrans.tuning.loader import kernel as load_kernel
+    from autotrans.tuning.verify import GUARD, Buffers
     shape, e = (1, 300, 500), 4
     cfg = default_config(shape, e, driver.device().limits)
-    kernel = driver.Kernel(cfg, compile_configs([cfg], driver.device().arch)[cfg.key])
+    kernel = load_kernel(cfg)
     bufs = Buffers(shape, e, seed=5)
     assert bufs.verify(kernel) is None
     assert bufs.verify(lambda src, dst, shp: None) == f"{300 * 500 * e} wrong output bytes, 0 guard bytes overwritten"
 
     def spills_one_byte(src, dst, shp):
         kernel(src, dst, shp)
-        driver.memset(int(dst) + 300 * 500 * e + GUARD - 1, 0, 1)   # the last byte of the guard after
+        memory.memset(int(dst) + 300 * 500 * e + GUARD - 1, 0, 1)   # the last byte of the guard after
     assert bufs.verify(spills_one_byte) == "0 wrong output bytes, 1 guard bytes overwritten"

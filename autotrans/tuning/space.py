@@ -7,11 +7,12 @@ vector width must match the alignment of the shape's rows.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-from dataclasses import dataclass
 
-from .config import CLASSIC_NAMES, KernelConfig, as_bmn, classic
-from .templates import templates_hash
+from .. import families
+from ..core.device import Limits
+from ..core.problem import as_bmn
+from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
+from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
 SPACE_VERSION = 3
@@ -21,9 +22,6 @@ ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on th
 # tiles): on the H200, 8192x8192 complex128 (128 KiB rows) went from 0.92 to
 # 0.96 of memcpy with it, while 16384x16384 float32 (64 KiB rows) lost 1-3%.
 BAND_PITCH = 128 * 1024
-
-THREADS = (64, 128, 256, 512, 1024)
-TILE_BYTES = (4096, 65536)
 
 # Within the register budget, ptxas 13.0 still spills a few bytes in these
 # (at 40-64 registers, sm_90 and/or sm_80); they are left out so that every
@@ -40,106 +38,41 @@ _PTXAS_SPILLS = frozenset({
 })
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What a device allows a block; defaults are every CUDA GPU's minimum."""
-    max_threads: int = 1024
-    smem_per_block: int = 48 * 1024    # with the opt-in attribute, where the device has more
-
-    def problems(self, cfg: KernelConfig) -> list[str]:
-        p = []
-        if cfg.threads > self.max_threads:
-            p.append(f"{cfg.threads} threads > device limit {self.max_threads}")
-        if cfg.smem_bytes > self.smem_per_block:
-            p.append(f"{cfg.smem_bytes} B shared memory > device limit {self.smem_per_block}")
-        return p
-
-
 def space_id() -> str:
     """Identifies templates plus search space, for cache keys."""
     return f"{templates_hash()}-s{SPACE_VERSION}"
 
 
-def _classics(e: int) -> list[KernelConfig]:
-    out = [classic(n, e) for n in CLASSIC_NAMES]
-    for t in (8, 16, 32, 64):
-        for nt, pad, sw in itertools.product((t * t // 4, t * t // 2, 256), (0, 1), ("none", "xor")):
-            if pad and sw == "xor":
-                continue
-            try:
-                out.append(KernelConfig("tile", e, t, t, nt, pad=pad, swizzle=sw))
-            except ValueError:
-                pass
-    out.append(KernelConfig("naive", e, 4, 32, 128))
-    out.append(KernelConfig("remapped", e, 32, 4, 128))
-    return out
-
-
-def _vecs(e: int) -> list[KernelConfig]:
+def _family_space(fam, e: int) -> list[KernelConfig]:
+    """A family's candidates that are valid configs and pass its own filter."""
     out = []
-    sides = [s for s in (8, 16, 32, 64, 128, 256, 512) if 32 <= s * e <= 1024]
-    for tr, tc, v, nt in itertools.product(sides, sides, (4, 8, 16), THREADS):
-        if v < e or max(tr, tc) > 4 * min(tr, tc) or not TILE_BYTES[0] <= tr * tc * e <= TILE_BYTES[1]:
+    for kw in fam.space(e):
+        try:
+            c = KernelConfig(**kw)
+        except ValueError:
             continue
-        k = v // e
-        for r in sorted({max(1, 4 // e), k}):
-            for pad, sw in ((0, "xor"), (k, "none")):
-                try:
-                    c = KernelConfig("vec", e, tr, tc, nt, v, r, pad, sw)
-                except ValueError:
-                    continue
-                if _register_budget_ok(c) and (sw == "xor" or nt == 256):
-                    out.append(c)
+        if getattr(fam, "keep", None) is None or fam.keep(c):
+            out.append(c)
     return out
-
-
-def _shifts(e: int) -> list[KernelConfig]:
-    """The shift tiles (1-, 2- and 4-byte elements, column walk): 8-16 KiB tiles,
-    128-512 threads, transposed rows padded by a word, skewed or not. On the H200
-    (4097x4095) these held the best of each element size; smaller or larger tiles,
-    64 or 1024 threads, unpadded rows and the row walk were 1-40% slower."""
-    if e > 4:
-        return []
-    out, r = [], 4 // e
-    sides = [s for s in (8, 16, 32, 64, 128, 256, 512) if 32 <= s * e <= 1024]
-    for tr, tc, nt, sw in itertools.product(sides, sides, (128, 256, 512), ("xor", "none")):
-        if max(tr, tc) <= 4 * min(tr, tc) and 8192 <= tr * tc * e <= 16384:
-            try:
-                out.append(KernelConfig("shift", e, tr, tc, nt, 16, r, r, sw, "col"))
-            except ValueError:
-                pass
-    return out
-
-
-def _register_budget_ok(c: KernelConfig) -> bool:
-    """Keeps vec tiles whose per-thread vectors in flight fit in registers.
-
-    loads = vectors a thread holds after the load phase, stores = vectors it
-    holds before the store phase; their words must stay within a budget (tighter
-    for 1024-thread blocks, where ptxas targets 32 registers, and for 128-thread
-    blocks, where it spilled at the limit). Measured with ptxas 13.0 for sm_90
-    and sm_80: the default space compiles without spills (tests/test_compile.py).
-    """
-    loads = (c.tile_rows // c.micro_rows) * (c.tile_cols // c.vec_elems) // c.threads * c.micro_rows
-    stores = c.tile_cols * (c.tile_rows // c.vec_elems) // c.threads
-    words = (loads + stores) * c.vec_bytes // 4
-    if c.threads == 1024:
-        return loads + stores <= 8 and words <= 16
-    return loads + stores <= 16 and words < (64 if c.threads <= 128 else 65)
 
 
 def default_space(elem_bytes: int) -> list[KernelConfig]:
     """Every config the tuner may try for this element size, before shape and
-    device constraints."""
-    vectors = [dataclasses.replace(c, order=o) for o in ORDERS for c in _vecs(elem_bytes)]
-    bands = [dataclasses.replace(c, order="band") for c in _vecs(elem_bytes) if c.swizzle == "xor"]
-    return [c for c in dict.fromkeys(_classics(elem_bytes) + vectors + _shifts(elem_bytes) + bands)
-            if c.key not in _PTXAS_SPILLS]
+    device constraints: the classic variants, every family's space, the vector
+    tiles in each walk of ORDERS and, xor-swizzled, in the band walk."""
+    space = {f.VARIANTS[0]: _family_space(f, elem_bytes) for f in families.modules()}
+    vecs = space.pop("vec")
+    walks = [dataclasses.replace(c, order=o) for o in ORDERS for c in vecs]
+    bands = [dataclasses.replace(c, order="band") for c in vecs if c.swizzle == "xor"]
+    shifts = space.pop("shift")
+    out = [classic(n, elem_bytes) for n in CLASSIC_NAMES] + space.pop("tile") + space.pop("naive")
+    out += walks + shifts + bands + [c for rest in space.values() for c in rest]
+    return [c for c in dict.fromkeys(out) if c.key not in _PTXAS_SPILLS]
 
 
 def fit_problems(cfg: KernelConfig, shape, limits: Limits = Limits()) -> list[str]:
     """Why cfg cannot run this shape on a device with these limits (empty: it can)."""
-    p = limits.problems(cfg)
+    p = limits.problems(cfg.threads, cfg.smem_bytes)
     if not cfg.aligned_for(shape):
         _, m, n = as_bmn(shape)
         p.append(f"rows of {n} and {m} elements of {cfg.elem_bytes} B are not "

@@ -16,9 +16,13 @@ from contextlib import suppress
 
 import numpy as np
 
-from . import bench, dispatch, driver, tuner
-from .compile import compile_configs
-from .config import as_bmn, classic, elem_size
+from .. import api
+from ..api import launch
+from ..backend import cuda as driver
+from ..core.problem import as_bmn, elem_size
+from ..kernels.config import classic
+from ..tuning import loader, timing
+from ..tuning.verify import Buffers
 
 DTYPES = ("int8", "float16", "float32", "float64", "complex128")
 GIB = 1 << 30
@@ -37,9 +41,9 @@ def default_cases() -> list[tuple[tuple, str]]:
 
 def _ours(bufs, bmn, dtype, tune):
     """Launch function of the config transpose() uses (tuning it first if asked)."""
-    if tune and dispatch.explain(bmn, dtype).source != "exact":
-        tuner.tune(bmn, dtype, progress=False)
-    kernel = dispatch.kernel_for(bmn, elem_size(dtype), 16, tune=False)
+    if tune and api.explain(bmn, dtype).source != "exact":
+        api.tune(bmn, dtype, progress=False)
+    kernel = launch.kernel_for(bmn, elem_size(dtype), 16, tune=False)
     bad = bufs.verify(kernel)
     if bad:
         raise RuntimeError(f"autotrans kernel {kernel.cfg.key} failed verification: {bad}")
@@ -47,23 +51,21 @@ def _ours(bufs, bmn, dtype, tune):
 
 
 def _seed(bufs, e):
-    cfg = classic("seed", e)
-    kernel = driver.Kernel(cfg, compile_configs([cfg], driver.device().arch)[cfg.key])
-    return bufs.launcher(kernel)
+    return bufs.launcher(loader.kernel(classic("seed", e)))
 
 
 def _torch(bmn, dt, sets):
     import torch
     tdt = getattr(torch, np.dtype(dt).name)
     xs = [torch.randint(0, 127, bmn, dtype=torch.int8, device="cuda").to(tdt) for _ in range(sets)]
-    nxt = bench.Rotation(sets).next
+    nxt = timing.Rotation(sets).next
     return lambda: xs[nxt()].transpose(-1, -2).contiguous()
 
 
 def _cupy(bmn, dt, sets):
     import cupy
     xs = [cupy.asarray(_host_input(bmn, dt, k)) for k in range(sets)]
-    nxt = bench.Rotation(sets).next
+    nxt = timing.Rotation(sets).next
     return lambda: cupy.ascontiguousarray(xs[nxt()].swapaxes(-1, -2))
 
 
@@ -104,14 +106,14 @@ def xla_time(bmn, dt, sets: int, calls: int = 30) -> float | None:
 def run_case(shape, dtype, *, peers: bool = True, tune: bool = True) -> dict:
     """One benchmark row: microseconds per transpose of each contender."""
     bmn, e = as_bmn(shape), elem_size(dtype)
-    bufs = tuner.Buffers(bmn, e, 20261130)
+    bufs = Buffers(bmn, e, 20261130)
     ours, key = _ours(bufs, bmn, dtype, tune)
     launches = {"autotrans": ours, "memcpy": bufs.memcpy_launcher(), "seed": _seed(bufs, e)}
     if peers:
         launches.update(_peers(bmn, dtype, bufs.sets))
-    stats = bench.interleaved(launches, rounds=8, per_round=2)
+    stats = timing.interleaved(launches, rounds=8, per_round=2)
     row = {"shape": list(bmn), "dtype": np.dtype(dtype).name, "config": key,
-           "source": dispatch.explain(bmn, dtype).source,
+           "source": api.explain(bmn, dtype).source,
            **{f"{k}_us": s.median_us for k, s in stats.items()},
            **{f"{k}_iqr_us": s.iqr_us for k, s in stats.items()}}
     row["jax_us"] = xla_time(bmn, dtype, bufs.sets) if peers else None
@@ -165,9 +167,8 @@ def markdown(rows) -> str:
 def call_overhead(m: int = 1024, n: int = 1024, calls: int = 3000) -> dict:
     """Wall time per call of autotrans.transpose() and of torch's
     x.t().contiguous() on an (m, n) float32 matrix, in microseconds."""
-    ga = driver.gpuarray()
-    x = ga.to_gpu(np.random.default_rng(0).random((m, n), dtype=np.float32))
-    out = {"transpose_us": _per_call(lambda: dispatch.transpose(x), driver.synchronize, calls)}
+    x = driver.gpuarray().to_gpu(np.random.default_rng(0).random((m, n), dtype=np.float32))
+    out = {"transpose_us": _per_call(lambda: api.transpose(x), driver.synchronize, calls)}
     with suppress(ImportError):
         import torch
         tx = torch.rand(m, n, device="cuda")

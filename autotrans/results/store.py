@@ -25,17 +25,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
 from sqlitedict import SqliteDict
 
+from ..core.device import DeviceId
+from ..core.paths import ENV_DIR, atomic_write, cache_root
+from ..core.problem import ELEM_SIZES as ELEM_BYTES
+
 SCHEMA_VERSION = 1
-ENV_DIR = "AUTOTRANS_CACHE_DIR"
 TABLE = f"results_v{SCHEMA_VERSION}"
 FILENAME = "results.sqlite"
 EXPORT_FORMAT = "autotrans-cache"
 POLICIES = ("faster", "keep", "replace")
 TIMEOUT_S = 30.0
-ELEM_BYTES = (1, 2, 4, 8, 16)
 
 # sqlitedict logs every failed statement at ERROR level before re-raising it in
 # the caller; we handle those errors, so keep them off stderr unless the
@@ -45,15 +46,6 @@ logging.getLogger("sqlitedict").addHandler(logging.NullHandler())
 
 class CacheWarning(UserWarning):
     """The cache could not be used as asked (not writable, corrupt, ...)."""
-
-
-def cache_root(path: str | Path | None = None) -> Path:
-    """The cache folder: ``path`` if given, else $AUTOTRANS_CACHE_DIR, else the
-    user cache directory (platformdirs)."""
-    if path:
-        return Path(path)
-    env = os.environ.get(ENV_DIR)
-    return Path(env) if env else Path(platformdirs.user_cache_dir("autotrans"))
 
 
 # ----------------------------------------------------------------------------
@@ -107,7 +99,10 @@ class CacheKey:
     @property
     def hardware(self) -> str:
         """The ``name|sm_XX|NNsm`` part of ``device`` (no driver/toolkit)."""
-        return "|".join(self.device.split("|")[:3])
+        try:
+            return DeviceId.from_text(self.device).hardware
+        except ValueError:
+            return self.device
 
 
 def _int(value, name: str) -> int:
@@ -219,21 +214,6 @@ def _integrity_problem(path: Path) -> str | None:
     finally:
         con.close()
     return None if rows == [("ok",)] else "; ".join(str(r[0]) for r in rows)[:300]
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _time_us(record: dict) -> float:
@@ -375,7 +355,7 @@ class ResultCache:
         entries = self.items(device)
         doc = {"format": EXPORT_FORMAT, "schema": SCHEMA_VERSION,
                "entries": [{"key": k.text, "record": r} for k, r in entries]}
-        _atomic_write_text(Path(path), json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        atomic_write(Path(path), (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
         return len(entries)
 
     def _write(self, run, default):
@@ -487,7 +467,7 @@ def _entry(path: Path, i: int, entry) -> tuple[CacheKey, dict]:
 
 def shipped_dir() -> Path:
     """The repository's top-level ``cache/`` folder, or the package's ``shipped/``."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent
     repo = here.parent / "cache"
     return repo if repo.is_dir() else here / "shipped"
 

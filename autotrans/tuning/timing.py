@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import driver
+from ..backend import cuda as driver
 
 MIN_SAMPLE_US = 100.0   # a sample groups launches until it lasts about this long
 MAX_SETS = 64           # buffer sets rotated at most (tiny matrices stay in L2 regardless)

@@ -21,7 +21,8 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-from .config import KernelConfig
+from ..core.problem import gbps
+from ..kernels.config import KernelConfig
 
 BAR_ORDER = ("autotrans", "seed", "torch", "cupy", "jax", "memcpy")
 _LAYOUTS = {"xor": "xor swizzle", "pad": "padded", "plain": "plain"}
@@ -66,7 +67,7 @@ def candidate_gbps(record: dict) -> dict[str, float]:
             continue
         g = row.get("gbps")
         if not _is_number(g) and _is_number(row.get("median_us")) and row["median_us"] > 0 and nbytes:
-            g = 2 * nbytes / (row["median_us"] * 1e-6) / 1e9
+            g = gbps(nbytes, row["median_us"])
         if _is_number(g) and math.isfinite(g):
             out[row["key"]] = max(float(g), out.get(row["key"], 0.0))
     return out

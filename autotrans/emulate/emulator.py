@@ -8,7 +8,6 @@ it to check indexing bit-exactly against NumPy; banks.py uses its traces.
 """
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -16,9 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .compile import CompileError, _atomic_write, find_nvcc, kernel_dir
-from .config import KernelConfig, as_bmn
-from .templates import render, template_dir, templates_hash
+from ..build import nvcc
+from ..build.store import Store, digest
+from ..core.paths import template_dir
+from ..core.problem import as_bmn
+from ..kernels.config import KernelConfig
+from ..kernels.templates import render, templates_hash
 
 POISON = 0xA5
 GUARD = 256  # bytes of poison before and after the output (and around the input)
@@ -33,30 +35,26 @@ class Emulated:
 
 
 def build(cfgs) -> Path:
-    """The emulator binary for these configs (cached by content)."""
+    """The emulator binary for these configs (kept in the kernel store by content)."""
     cfgs = sorted(set(cfgs), key=lambda c: c.key)
     kernels = "\n".join(render(c) for c in cfgs)
     table = "".join(f"AT_KERNEL({c.name})\n" for c in cfgs)
-    digest = hashlib.sha256((templates_hash() + kernels + table).encode()).hexdigest()[:24]
-    exe = kernel_dir() / "emulators" / digest / "emulate"
-    if exe.is_file():
-        return exe
-    with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
-        (Path(d) / "kernels.inc").write_text(kernels)
-        (Path(d) / "table.inc").write_text(table)
-        tmp = Path(d) / "emulate"
-        cmd = [find_nvcc(), "-O2", "-std=c++17", "-I", d, "-I", str(template_dir()),
-               str(template_dir() / "emulate.cu"), "-o", str(tmp)]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode:
-            raise CompileError(f"emulator build failed:\n{r.stderr[-4000:]}")
-        _atomic_write(exe, tmp.read_bytes())
-        exe.chmod(0o755)
-    return exe
+    key = digest((templates_hash() + kernels + table).encode())
+    store = Store()
+    entry = store.index_get("emulator", key)
+    if entry is None:
+        main = (template_dir() / "emulate.cu").read_text()
+        exe, log = nvcc.run({"kernels.inc": kernels, "table.inc": table, "emulate.cu": main}, "emulate.cu",
+                            ["-O2", "-std=c++17"], includes=[template_dir()])
+        if exe is None:
+            raise nvcc.CompileError(f"emulator build failed:\n{log[-4000:]}")
+        entry = {"object": store.put(exe, mode=0o700)}
+        store.index_put("emulator", key, entry)
+    return store.path(entry["object"])
 
 
-def _run(exe: Path, lines: list[str]) -> list[str]:
-    r = subprocess.run([str(exe)], input="".join(lines), capture_output=True, text=True)
+def _run(exe: Path, lines: list[str], cwd) -> list[str]:
+    r = subprocess.run([str(exe)], input="".join(lines), capture_output=True, text=True, cwd=cwd)
     if r.returncode or "error" in r.stdout:
         raise RuntimeError(f"emulator failed (rc {r.returncode}): {r.stdout[-2000:]} {r.stderr[-2000:]}")
     return r.stdout.splitlines()
@@ -65,7 +63,7 @@ def _run(exe: Path, lines: list[str]) -> list[str]:
 def kernel_table(cfgs) -> dict[str, dict]:
     """What the compiled templates say of each kernel: threads, shared memory, tile."""
     out = {}
-    for line in _run(build(cfgs), ["list\n"]):
+    for line in _run(build(cfgs), ["list\n"], None):
         name, nt, smem, tr, tc = line.split()
         out[name] = {"threads": int(nt), "smem": int(smem), "tile": (int(tr), int(tc))}
     return out
@@ -85,13 +83,13 @@ def emulate_many(items, offset: int = 0) -> list[Emulated]:
             b, m, n = as_bmn(x.shape)
             if not cfg.aligned_for((m, n)):
                 raise ValueError(f"{cfg.key} needs rows aligned to {cfg.vec_bytes} bytes; shape {x.shape} is not")
-            inp, outp = Path(d) / f"in{i}", Path(d) / f"out{i}"
+            inp, outp = Path(d) / f"in{i}", Path(d) / f"out{i}"   # job lines name them relative to d
             raw = np.ascontiguousarray(x).view(np.uint8).ravel()
             pad = np.full(GUARD + offset, POISON, np.uint8)
             inp.write_bytes(pad.tobytes() + raw.tobytes() + pad.tobytes())
             outp.write_bytes(np.full(raw.size + 2 * (GUARD + offset), POISON, np.uint8).tobytes())
-            lines.append(f"run {cfg.name} {b} {m} {n} {inp} {GUARD + offset} {outp} {GUARD + offset} - 0\n")
-        _run(exe, lines)
+            lines.append(f"run {cfg.name} {b} {m} {n} {inp.name} {GUARD + offset} {outp.name} {GUARD + offset} - 0\n")
+        _run(exe, lines, d)
         for i, (cfg, x) in enumerate(items):
             buf = np.frombuffer((Path(d) / f"out{i}").read_bytes(), np.uint8)
             g = GUARD + offset
@@ -118,5 +116,5 @@ def trace(cfg: KernelConfig, shape=None, block: int = 0) -> list[tuple[int, int,
         inp, outp, tr = Path(d) / "in", Path(d) / "out", Path(d) / "trace"
         inp.write_bytes(bytes(size))
         outp.write_bytes(bytes(size))
-        _run(exe, [f"run {cfg.name} {b} {m} {n} {inp} 0 {outp} 0 {tr} {block}\n"])
+        _run(exe, [f"run {cfg.name} {b} {m} {n} in 0 out 0 trace {block}\n"], d)
         return [tuple(int(v) for v in line.split()) for line in tr.read_text().splitlines()]

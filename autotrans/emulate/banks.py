@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .config import KernelConfig
+from ..kernels.config import KernelConfig
 from .emulator import trace
 
 BANKS = 32

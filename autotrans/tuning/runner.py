@@ -10,14 +10,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import __version__, bench, dispatch, driver
-from .cache import CacheKey, ResultCache
-from .compile import compile_configs, find_nvcc, nvcc_version
-from .config import KernelConfig, as_bmn, elem_size
+from ..backend import cuda as driver
+from ..build.compile import compile_configs
+from ..build.nvcc import find_nvcc, nvcc_version
+from ..core.problem import elem_size, gbps, positive_bmn
+from ..core.version import VERSION
+from ..kernels.config import KernelConfig
+from ..results.store import CacheKey, ResultCache
+from . import timing
+from .loader import load
 from .space import candidates, default_config, space_id
+from .verify import Buffers
 
-GUARD = 4096          # poisoned bytes before and after the output while verifying
-POISON = 0xA5
 CUTOFF = 1.1          # a candidate this much slower than the best so far stops after 1 sample
 
 
@@ -62,66 +66,11 @@ def _progress(enabled: bool):
         yield stage
 
 
-class Buffers:
-    """Input/output pairs to rotate through (cold L2); pair 0's output sits
-    between poisoned guard bands for verification."""
-
-    def __init__(self, shape, elem_bytes: int, seed: int):
-        dev = driver.device()
-        self.shape, self.e, self.seed = shape, elem_bytes, seed
-        self.nbytes = int(np.prod(shape)) * elem_bytes
-        self.sets = bench.rotation(self.nbytes, dev.l2_bytes)
-        self._keep = [driver.alloc(self.nbytes) for _ in range(self.sets)]
-        self.ins = [int(a) for a in self._keep]
-        self._guarded = driver.alloc(self.nbytes + 2 * GUARD)
-        self._keep += [driver.alloc(self.nbytes) for _ in range(self.sets - 1)]
-        self.outs = [int(self._guarded) + GUARD] + [int(a) for a in self._keep[self.sets:]]
-        self.rotation = bench.Rotation(self.sets)
-        for p in self.ins:
-            driver.fill_pattern(p, self.nbytes, seed)
-
-    def launcher(self, kernel):
-        """launch(): one run of kernel on the next buffer set."""
-        ins, outs, nxt, go = self.ins, self.outs, self.rotation.next, kernel.launcher(self.shape)
-
-        def launch():
-            k = nxt()
-            go(ins[k], outs[k])
-        return launch
-
-    def memcpy_launcher(self):
-        ins, outs, nxt, n = self.ins, self.outs, self.rotation.next, self.nbytes
-
-        def launch():
-            k = nxt()
-            driver.memcpy_dtod(outs[k], ins[k], n)
-        return launch
-
-    def verify(self, kernel) -> str | None:
-        """None if the kernel transposes bit-exactly and writes nothing outside
-        its output. The output is first filled with the complement of the right
-        answer (so no unwritten byte can pass), the guard bands with POISON."""
-        base, n = int(self._guarded), self.nbytes
-        driver.memset(base, POISON, GUARD)
-        driver.memset(base + GUARD + n, POISON, GUARD)
-        driver.fill_not_transposed(self.outs[0], self.shape, self.e, self.seed)
-        kernel(self.ins[0], self.outs[0], self.shape)
-        wrong, guards = driver.check_with_guards(self.outs[0], self.shape, self.e, self.seed,
-                                                 [(base, GUARD, POISON), (base + GUARD + n, GUARD, POISON)])
-        if wrong or guards:
-            return f"{wrong} wrong output bytes, {guards} guard bytes overwritten"
-        return None
-
-
-def _gbps(nbytes: int, us: float) -> float:
-    return 2 * nbytes / (us * 1e-6) / 1e9
-
-
-def _time(kernel, bufs, reps: int, best: float) -> bench.Stats:
+def _time(kernel, bufs, reps: int, best: float) -> timing.Stats:
     """Median time; a candidate clearly slower than the best so far stops after
     one sample. Verification has run the kernel once, so for long kernels the
     timer's warm-up launch already counts as that sample."""
-    t = bench.Timer(bufs.launcher(kernel), warmup=1, first_sample=True)
+    t = timing.Timer(bufs.launcher(kernel), warmup=1, first_sample=True)
     if t.stats().median_us < CUTOFF * best:
         t.take(reps - 1)
     return t.stats()
@@ -136,7 +85,7 @@ def _run_candidates(cfgs, compiled, bufs, reps, tick):
             tick()
             continue
         try:
-            kernel = driver.Kernel(cfg, c)
+            kernel = load(cfg, c)
             reason = bufs.verify(kernel)
         except driver.cuda().Error as e:
             failures.append({"key": cfg.key, "stage": "launch", "reason": str(e)})
@@ -162,9 +111,7 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     """
     t0 = time.perf_counter()
     e = elem_size(dtype)
-    bmn = as_bmn(shape)
-    if min(bmn) <= 0:
-        raise ValueError(f"cannot tune an empty shape {tuple(shape)}")
+    bmn = positive_bmn(shape)
     dev = driver.device()
     cfgs = list(configs) if configs is not None else candidates(bmn, e, dev.limits)
     cfgs = [c for c in cfgs if c.elem_bytes == e]
@@ -180,7 +127,7 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     if not timed:
         raise RuntimeError(f"no candidate passed verification for {bmn}: {failures[:3]}")
     best_keys = sorted(timed, key=lambda k: timed[k][1].median_us)[:top]
-    final = bench.interleaved({**{k: bufs.launcher(timed[k][0]) for k in best_keys},
+    final = timing.interleaved({**{k: bufs.launcher(timed[k][0]) for k in best_keys},
                                "memcpy": bufs.memcpy_launcher()})
     stats = {k: s for k, (_, s) in timed.items()} | final
     mem = stats.pop("memcpy")
@@ -188,31 +135,30 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     res = _result(bmn, np.dtype(dtype), compiled, stats, mem, best, set(best_keys), failures, bufs.nbytes, t0)
     if save:
         ResultCache(cache_dir).put(key_for(bmn, e), res.record)
-        dispatch.forget()
     return res
 
 
 def key_for(bmn, elem_bytes: int, fingerprint: str | None = None) -> CacheKey:
-    return CacheKey(fingerprint or driver.device().fingerprint, space_id(), tuple(bmn), elem_bytes)
+    return CacheKey(fingerprint or driver.device().id.text, space_id(), tuple(bmn), elem_bytes)
 
 
 def _result(bmn, dt, compiled, stats, mem, best, retimed, failures, nbytes, t0) -> TuneResult:
     """The TuneResult and its cache record. Candidates are listed re-timed first
     (the top few, timed interleaved with memcpy), then the rest, each by median."""
     dev = driver.device()
-    rows = sorted(({"key": k, **s.to_dict(), "gbps": _gbps(nbytes, s.median_us), "retimed": k in retimed,
+    rows = sorted(({"key": k, **s.to_dict(), "gbps": gbps(nbytes, s.median_us), "retimed": k in retimed,
                     "registers": (compiled[k].info or {}).get("registers")}
                    for k, s in stats.items()), key=lambda r: (not r["retimed"], r["median_us"]))
     b = stats[best]
     cfg = KernelConfig.from_key(best)
     rec = {"config": cfg.to_dict(), "key": best, "shape": list(bmn), "elem_bytes": dt.itemsize,
            "dtype": dt.name, "time_us": b.median_us, "q1_us": b.q1_us, "q3_us": b.q3_us,
-           "gbps": _gbps(nbytes, b.median_us), "memcpy_us": mem.median_us,
-           "memcpy_gbps": _gbps(nbytes, mem.median_us), "frac_memcpy": mem.median_us / b.median_us,
+           "gbps": gbps(nbytes, b.median_us), "memcpy_us": mem.median_us,
+           "memcpy_gbps": gbps(nbytes, mem.median_us), "frac_memcpy": mem.median_us / b.median_us,
            "candidates": rows, "failures": failures, "device": dev.to_dict(),
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "seconds": round(time.perf_counter() - t0, 3),
-           "versions": {"autotrans": __version__, "space": space_id(), "nvcc": nvcc_version(find_nvcc()),
-                        "cuda": dev.cuda, "driver": dev.driver}}
+           "versions": {"autotrans": VERSION, "space": space_id(), "nvcc": nvcc_version(find_nvcc()),
+                        "cuda": dev.id.cuda, "driver": dev.id.driver}}
     return TuneResult(tuple(bmn), dt.name, cfg, rec["time_us"], rec["gbps"], rec["memcpy_us"],
                       rec["frac_memcpy"], rows, failures, rec)

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-from .cache import ENV_DIR, FILENAME, POLICIES, CacheWarning, ResultCache, cache_root
-from .config import as_bmn, elem_size
+from ..core.paths import ENV_DIR, cache_root
+from ..core.problem import as_bmn, elem_size, format_shape, gbps, parse_dtype, parse_shape
+from ..core.version import VERSION as __version__
+from ..api.listing import find_record
+from ..results.store import FILENAME, POLICIES, CacheWarning, ResultCache
 
 PROG = "autotrans"
 EXIT_ERROR = 1
@@ -36,38 +38,6 @@ class UserError(Exception):
 # ----------------------------------------------------------------------------
 # Pure helpers (tests call these directly)
 # ----------------------------------------------------------------------------
-
-_SHAPE = re.compile(r"^\s*\d+(\s*[xX*,]\s*\d+){1,2}\s*$")
-
-
-def parse_shape(text: str) -> tuple:
-    """"8192x8192" -> (8192, 8192); "4x512x512" -> (4, 512, 512) (a batch).
-
-    ValueError for anything else, including zero dimensions."""
-    if not isinstance(text, str) or not _SHAPE.match(text):
-        raise ValueError(f"bad shape {text!r}: expected MxN or BxMxN with positive integers, "
-                         "like 8192x8192 or 4x512x512")
-    dims = tuple(int(d) for d in re.split(r"\s*[xX*,]\s*", text.strip()))
-    if min(dims) < 1:
-        raise ValueError(f"bad shape {text!r}: dimensions must be positive")
-    return dims
-
-
-def format_shape(shape) -> str:
-    """(1, M, N) and (M, N) -> "MxN"; (B, M, N) -> "BxMxN"."""
-    b, m, n = as_bmn(shape)
-    return f"{m}x{n}" if b == 1 else f"{b}x{m}x{n}"
-
-
-def parse_dtype(text: str) -> np.dtype:
-    """A NumPy dtype autotrans can move; TypeError naming the problem otherwise."""
-    try:
-        dt = np.dtype(text)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"unknown dtype {text!r} ({exc})") from None
-    elem_size(dt)  # raises TypeError for sizes the kernels cannot move
-    return dt
-
 
 def one_line(message) -> str:
     """Any message as one line of bounded length."""
@@ -139,33 +109,8 @@ def bars_from_row(row: dict, nbytes: int) -> dict[str, float]:
     for label in ("autotrans", "seed", "torch", "cupy", "jax", "memcpy"):
         us = row.get(f"{label}_us")
         if isinstance(us, (int, float)) and not isinstance(us, bool) and us > 0:
-            out[label] = 2 * nbytes / (us * 1e-6) / 1e9
+            out[label] = gbps(nbytes, us)
     return out
-
-
-def find_record(shape, elem_bytes: int, cache_dir=None, device: str | None = None):
-    """The newest cached tuning record of this shape and element size, of any
-    device (or only ``device``): the user's cache first, then the results shipped
-    with autotrans; current templates beat stale ones. Returns (CacheKey, record)
-    or None. The record gets "shape", "elem_bytes" and "device" from the key
-    where it lacks them."""
-    from .cache import shipped_entries
-    from .space import space_id
-
-    bmn = as_bmn(shape)
-    sid = space_id()
-    for entries in (ResultCache(cache_dir).items(), shipped_entries()):
-        hits = [(k, r) for k, r in entries
-                if tuple(k.shape) == bmn and k.elem_bytes == elem_bytes and isinstance(r, dict)
-                and (device is None or k.device == device)]
-        if hits:
-            key, rec = max(hits, key=lambda kr: (kr[0].templates == sid, str(kr[1].get("date", ""))))
-            rec = dict(rec)
-            rec.setdefault("shape", list(key.shape))
-            rec.setdefault("elem_bytes", key.elem_bytes)
-            rec.setdefault("device", key.device)
-            return key, rec
-    return None
 
 
 # ----------------------------------------------------------------------------
@@ -214,7 +159,7 @@ def _cache_env(cache_dir):
 
 def _gpu():
     """(DeviceInfo, None) or (None, reason)."""
-    from .driver import GPUUnavailable, device
+    from ..backend.cuda import GPUUnavailable, device
     try:
         return device(), None
     except GPUUnavailable as exc:
@@ -250,16 +195,16 @@ def _jsonable(o):
 
 
 def cmd_tune(args, seen) -> int:
-    from . import tuner
+    from .. import api
 
     _need_gpu("tune")
     progress = False if args.no_progress else None
     failed = 0
     for shape in args.shapes:
         try:
-            res = tuner.tune(shape, args.dtype, cache_dir=args.cache_dir, progress=progress)
+            res = api.tune(shape, args.dtype, cache_dir=args.cache_dir, progress=progress)
         except (ValueError, RuntimeError) as exc:
-            from .driver import GPUUnavailable
+            from ..backend.cuda import GPUUnavailable
             if isinstance(exc, GPUUnavailable):
                 raise
             _err(f"{format_shape(shape)} {args.dtype.name}: {exc}")
@@ -276,8 +221,8 @@ def cmd_show(args, seen) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .dispatch import cached
-    from .driver import GPUUnavailable
+    from ..api import cached
+    from ..backend.cuda import GPUUnavailable
 
     show_all = args.all
     try:
@@ -308,7 +253,7 @@ def cmd_show(args, seen) -> int:
 
 def cmd_bench(args, seen) -> int:
     try:
-        from . import benchmark
+        from ..tools import benchmark
     except ImportError as exc:
         raise UserError(f"autotrans.benchmark is not available in this installation ({exc})") from None
     _need_gpu("bench")
@@ -376,8 +321,9 @@ def cmd_clear(args, seen) -> int:
 
 
 def cmd_report(args, seen) -> int:
-    from . import report
-    from .tuner import key_for, tune
+    from ..tools import report
+    from ..api import tune
+    from ..tuning.runner import key_for
 
     shape, dt = args.shape, args.dtype
     e = elem_size(dt)
@@ -406,7 +352,7 @@ def cmd_report(args, seen) -> int:
         pass
     else:
         try:
-            from . import benchmark
+            from ..tools import benchmark
         except ImportError:
             title += "\n(comparison bars skipped: autotrans.benchmark is not available)"
         else:
@@ -419,8 +365,8 @@ def cmd_report(args, seen) -> int:
 
 
 def cmd_explain(args, seen) -> int:
-    from .dispatch import explain
-    from .driver import GPUUnavailable
+    from ..api import explain
+    from ..backend.cuda import GPUUnavailable
 
     try:
         choice = explain(args.shape, args.dtype, fingerprint=args.fingerprint, cache_dir=args.cache_dir)
@@ -434,8 +380,8 @@ def cmd_explain(args, seen) -> int:
 
 
 def cmd_banks(args, seen) -> int:
-    from .banks import bank_report
-    from .config import KernelConfig
+    from ..emulate.banks import bank_report
+    from ..kernels.config import KernelConfig
 
     try:
         cfg = KernelConfig.from_key(args.key)
@@ -462,8 +408,8 @@ def cmd_banks(args, seen) -> int:
 
 def _example_keys() -> dict:
     """Config keys for help texts, made by this version's KernelConfig."""
-    from .config import classic
-    from .space import default_config
+    from ..kernels.config import classic
+    from ..tuning.space import default_config
     return {"tile_key": classic("tile", 4).key, "vec_key": default_config((8192, 8192), 4).key}
 
 
@@ -678,7 +624,7 @@ def main(argv=None) -> int:
     except (UserError, ValueError, TypeError, OSError, RuntimeError) as exc:
         if debug:
             raise
-        from .driver import GPUUnavailable
+        from ..backend.cuda import GPUUnavailable
         if isinstance(exc, GPUUnavailable):
             _err(f"no GPU: {exc}")
         elif isinstance(exc, OSError) and exc.filename is not None and exc.strerror:

@@ -3,26 +3,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import struct
 from pathlib import Path
 
 import jinja2
 
+from ..core.paths import template_dir
 from .config import KernelConfig
 
 # Bump when the rendering code (not the templates) changes what is generated.
 GENERATOR_VERSION = 1
-
-_FILES = {"naive": "naive.cu", "remapped": "naive.cu", "tile": "tile.cu", "vec": "vec.cu", "shift": "shift.cu"}
-
-
-@functools.lru_cache(maxsize=None)
-def template_dir() -> Path:
-    """The folder holding the .cu templates: the checkout's, or the installed copy."""
-    here = Path(__file__).resolve().parent
-    for d in (here.parent / "cuda_templates", here / "cuda_templates"):
-        if (d / "common.cuh").is_file():
-            return d
-    raise FileNotFoundError("autotrans: cuda_templates/ not found beside the package")
+SOURCES = (".cu", ".cuh")   # what the templates hash covers (the space's rules: tuning.space.SPACE_VERSION)
+ARGS = struct.Struct("PPiii")   # every transpose kernel's parameters (AT_KERNEL_ENTRY)
 
 
 @functools.lru_cache(maxsize=None)
@@ -33,14 +25,19 @@ def _env() -> jinja2.Environment:
 
 
 def template_file(cfg: KernelConfig) -> Path:
-    return template_dir() / _FILES[cfg.variant]
+    return template_dir() / cfg.family.TEMPLATE
 
 
 def render(cfg: KernelConfig) -> str:
     """One kernel's source, preceded by a #line pointing into its template."""
     path = template_file(cfg)
     body = _env().get_template(path.name).render(name=cfg.name, c=cfg)
-    return f'#line 1 "{path}"\n{body}'
+    return f'#line 1 "{_c_string(str(path))}"\n{body}'
+
+
+def _c_string(text: str) -> str:
+    """text as the inside of a C string literal (paths with quotes or backslashes)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def render_unit(cfgs) -> str:
@@ -54,6 +51,6 @@ def templates_hash(directory: Path | None = None) -> str:
     compiled kernels made from other templates are never reused."""
     h = hashlib.sha256(f"generator={GENERATOR_VERSION}\n".encode())
     for p in sorted(Path(directory or template_dir()).iterdir()):
-        if p.suffix in (".cu", ".cuh"):
+        if p.suffix in SOURCES:
             h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]

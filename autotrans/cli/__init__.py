@@ -1,0 +1,4 @@
+"""The ``autotrans`` command line."""
+from .commands import main
+
+__all__ = ["main"]

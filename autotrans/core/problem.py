@@ -1,0 +1,135 @@
+"""The job: a batch of matrices of some element size, validated in one place.
+
+A transpose moves bytes, so a problem names an element *size*, never a dtype.
+Every shape and dtype that reaches autotrans, from Python or the command line,
+goes through ``as_bmn``/``elem_size`` (or ``parse_shape``/``parse_dtype``).
+"""
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+ELEM_SIZES = (1, 2, 4, 8, 16)
+# Kernel arguments are 64-bit; a dimension is also a byte count's factor, so
+# this bounds every offset the kernels compute.
+MAX_DIM = 2 ** 62
+
+
+def _dim(value, shape) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"shape {shape!r}: dimensions must be integers, not {value!r}")
+    try:
+        d = operator.index(value)
+    except TypeError:
+        raise ValueError(f"shape {shape!r}: dimensions must be integers, not {value!r}") from None
+    if d < 0:
+        raise ValueError(f"shape {shape!r}: dimensions must be >= 0, not {d}")
+    if d > MAX_DIM:
+        raise ValueError(f"shape {shape!r}: dimension {d} is over the limit of 2**62")
+    return d
+
+
+def as_bmn(shape) -> tuple[int, int, int]:
+    """(M, N) or (B, M, N) as a (B, M, N) tuple of ints >= 0; ValueError for
+    anything else (floats, bools, text, other ranks, negative dimensions)."""
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__"):
+        raise ValueError(f"shape must be (M, N) or (B, M, N), got {shape!r}")
+    t = tuple(_dim(s, shape) for s in shape)
+    if len(t) == 2:
+        t = (1,) + t
+    if len(t) != 3:
+        raise ValueError(f"shape must be (M, N) or (B, M, N), got {shape!r}")
+    return t
+
+
+def positive_bmn(shape) -> tuple[int, int, int]:
+    """as_bmn, and every dimension at least 1 (what tuning and caching need)."""
+    bmn = as_bmn(shape)
+    if min(bmn) < 1:
+        raise ValueError(f"shape {tuple(shape)!r} is empty: every dimension must be at least 1")
+    return bmn
+
+
+def elem_size(dtype) -> int:
+    """Element size in bytes of a NumPy dtype; TypeError if autotrans cannot move it."""
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"unknown dtype {dtype!r} ({exc})") from None
+    if dt.hasobject:
+        raise TypeError(f"dtype {dt} holds Python objects and cannot be transposed on the GPU")
+    if dt.subdtype is not None:
+        raise TypeError(f"dtype {dt} is a sub-array type; pass its element type and a larger shape")
+    if dt.itemsize not in ELEM_SIZES:
+        raise TypeError(f"dtype {dt} has itemsize {dt.itemsize}; supported sizes are {ELEM_SIZES}")
+    return dt.itemsize
+
+
+def dtype_of_size(elem_bytes: int) -> np.dtype:
+    """A NumPy dtype with this element size (the kernels only see bytes)."""
+    return np.dtype({1: np.uint8, 2: np.uint16, 4: np.float32, 8: np.float64, 16: np.complex128}[elem_bytes])
+
+
+def gbps(nbytes: int, us: float) -> float:
+    """Effective bandwidth of a transpose of nbytes in us: bytes read plus written."""
+    return 2 * nbytes / (us * 1e-6) / 1e9
+
+
+_SHAPE = re.compile(r"^\s*[0-9]+(\s*[xX*,]\s*[0-9]+){1,2}\s*$", re.ASCII)
+
+
+def parse_shape(text: str) -> tuple:
+    """"8192x8192" -> (8192, 8192); "4x512x512" -> (4, 512, 512) (a batch).
+
+    ValueError for anything else, including zero dimensions."""
+    if not isinstance(text, str) or not _SHAPE.match(text):
+        raise ValueError(f"bad shape {text!r}: expected MxN or BxMxN with positive integers, "
+                         "like 8192x8192 or 4x512x512")
+    dims = tuple(int(d) for d in re.split(r"\s*[xX*,]\s*", text.strip()))
+    if min(dims) < 1:
+        raise ValueError(f"bad shape {text!r}: dimensions must be positive")
+    as_bmn(dims)
+    return dims
+
+
+def parse_dtype(text: str) -> np.dtype:
+    """A NumPy dtype autotrans can move; TypeError naming the problem otherwise."""
+    dt = np.dtype(text) if isinstance(text, np.dtype) else None
+    if dt is None:
+        try:
+            dt = np.dtype(text)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"unknown dtype {text!r} ({exc})") from None
+    elem_size(dt)
+    return dt
+
+
+def format_shape(shape) -> str:
+    """(1, M, N) and (M, N) -> "MxN"; (B, M, N) -> "BxMxN"."""
+    b, m, n = as_bmn(shape)
+    return f"{m}x{n}" if b == 1 else f"{b}x{m}x{n}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One transpose job: B matrices of M x N elements of elem_bytes bytes,
+    (B, M, N) -> (B, N, M)."""
+    batch: int
+    rows: int
+    cols: int
+    elem_bytes: int
+
+    @classmethod
+    def of(cls, shape, dtype) -> "Problem":
+        return cls(*as_bmn(shape), elem_size(dtype))
+
+    @property
+    def bmn(self) -> tuple[int, int, int]:
+        return (self.batch, self.rows, self.cols)
+
+    @property
+    def nbytes(self) -> int:
+        return self.batch * self.rows * self.cols * self.elem_bytes

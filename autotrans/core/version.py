@@ -1,0 +1,2 @@
+"""The package version (setup.cfg reads it from here)."""
+VERSION = "0.1.0"

@@ -1,0 +1,1 @@
+"""Running kernels' template code on the host: the emulator and the bank-conflict report."""

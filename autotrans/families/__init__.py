@@ -1,0 +1,39 @@
+"""The kernel families. Each lives in ``cuda_templates/``: ``FAMILY.py`` (its
+parameters' rules, shared-memory size, alignment needs and search space) beside
+its template ``FAMILY.cu``, so that adding a family touches that one folder.
+
+A family module defines VARIANTS, TEMPLATE, problems(c), smem_bytes(c),
+aligned_for(c, m, n), pointer_align(c), space(elem_bytes) (keyword arguments of
+candidate configs) and optionally keep(c) (a filter on the built configs).
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+
+from autotrans.core.paths import template_dir
+
+__path__ = [str(template_dir())]   # the family modules sit beside their templates
+
+NAMES = ("naive", "tile", "vec", "shift")
+
+
+@functools.lru_cache(maxsize=None)
+def modules() -> tuple:
+    """Every family module, in search-space order."""
+    return tuple(importlib.import_module(f"{__name__}.{n}") for n in NAMES)
+
+
+@functools.lru_cache(maxsize=None)
+def _by_variant() -> dict:
+    return {v: m for m in modules() for v in m.VARIANTS}
+
+
+def of(variant: str):
+    """The family module that generates ``variant``; KeyError if none does."""
+    return _by_variant()[variant]
+
+
+def variants() -> tuple:
+    """Every variant name, in family order."""
+    return tuple(_by_variant())

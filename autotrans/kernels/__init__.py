@@ -1,0 +1,1 @@
+"""The kernel configuration type and the template renderer."""

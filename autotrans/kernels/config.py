@@ -1,0 +1,182 @@
+"""Kernel configurations: one frozen type with an explicit, stable key.
+
+A transpose moves bytes, so a config names an element *size*, never a dtype.
+Geometry is given in the input's orientation: a tile is ``tile_rows`` input
+rows by ``tile_cols`` input columns; it becomes ``tile_cols`` output rows.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+from .. import families
+from ..core.problem import ELEM_SIZES, as_bmn
+
+SWIZZLES = ("none", "xor")
+ORDERS = ("row", "col", "band")
+
+_KEY = re.compile(
+    r"^(?P<variant>[a-z]+):e(?P<elem_bytes>\d+):(?P<tile_rows>\d+)x(?P<tile_cols>\d+)"
+    r":t(?P<threads>\d+):v(?P<vec_bytes>\d+):r(?P<micro_rows>\d+):p(?P<pad>\d+)"
+    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)$", re.ASCII)
+_INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad")
+MAX_TILE = 1024        # elements a tile side; bounds shared memory and the bank report
+
+
+def _pow2(n: int) -> bool:
+    return n >= 1 and n & (n - 1) == 0
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """One transpose kernel of the template family.
+
+    variant: ``naive`` (one thread per element, coalesced reads), ``remapped``
+    (coalesced writes), ``tile`` (shared-memory tile, scalar accesses), ``vec``
+    (vectorised tile: ``vec_bytes`` per global access, ``micro_rows`` input rows
+    transposed in registers per thread step; rows must be vec_bytes-aligned),
+    ``shift`` (the vec tile for rows and pointers at any alignment, 1- to 4-byte
+    elements: aligned 16-byte vectors copied raw into shared memory, realigned
+    from there on the way in and out; each tile reads vec_elems more rows and
+    alone writes the aligned output vectors that start in its rows, so only the
+    ends of whole output rows are written in parts; swizzle ``xor`` skews its
+    transposed rows instead of permuting chunks).
+    pad: elements added to each shared-memory row. swizzle: ``xor`` permutes
+    elements (tile) or ``vec_bytes`` chunks (vec) within a shared-memory
+    row. order: how consecutive blocks walk the tiles (row-major, column-major,
+    or row-major within bands of 32 tile columns). The rules of each variant
+    live in its family module (cuda_templates/FAMILY.py).
+    """
+
+    variant: str
+    elem_bytes: int
+    tile_rows: int
+    tile_cols: int
+    threads: int
+    vec_bytes: int = 0
+    micro_rows: int = 1
+    pad: int = 0
+    swizzle: str = "none"
+    order: str = "row"
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            v, want = getattr(self, f.name), int if f.name in _INTS else str
+            if type(v) is not want:
+                raise ValueError(f"KernelConfig field {f.name} must be {want.__name__}, not {v!r:.50}")
+        if self.vec_bytes == 0:
+            object.__setattr__(self, "vec_bytes", self.elem_bytes)
+        bad = self.problems()
+        if bad:
+            raise ValueError(f"invalid KernelConfig {self.key}: " + "; ".join(bad))
+
+    # -- identity ---------------------------------------------------------
+    @property
+    def key(self) -> str:
+        """Stable text key; the field order is fixed here, not by the dataclass."""
+        return (f"{self.variant}:e{self.elem_bytes}:{self.tile_rows}x{self.tile_cols}"
+                f":t{self.threads}:v{self.vec_bytes}:r{self.micro_rows}:p{self.pad}"
+                f":{self.swizzle}:{self.order}")
+
+    @classmethod
+    def from_key(cls, key: str) -> "KernelConfig":
+        """Inverse of ``key``; ValueError for anything that is not a valid config's key."""
+        m = _KEY.match(key) if isinstance(key, str) else None
+        if not m:
+            raise ValueError(f"not a KernelConfig key: {key!r}")
+        d = m.groupdict()
+        return cls(**{k: (int(v) if k in _INTS else v) for k, v in d.items()})
+
+    @property
+    def name(self) -> str:
+        """The CUDA kernel's name: a C identifier derived from the key."""
+        return "at_" + re.sub(r"[^0-9a-zA-Z]", "_", self.key)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "KernelConfig":
+        """A config from to_dict()'s fields; ValueError for missing, extra or mistyped ones."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(d, dict) or set(d) - names or not {"variant", "elem_bytes"} <= set(d):
+            raise ValueError(f"not a KernelConfig: {d!r:.200}")
+        return cls(**d)
+
+    def __str__(self) -> str:
+        return self.key
+
+    # -- derived geometry -------------------------------------------------
+    @property
+    def vec_elems(self) -> int:
+        """Elements per global access (K)."""
+        return self.vec_bytes // self.elem_bytes
+
+    @property
+    def family(self):
+        """The family module (cuda_templates/FAMILY.py) that generates this config."""
+        return families.of(self.variant)
+
+    @property
+    def smem_bytes(self) -> int:
+        """Dynamic shared memory per block, as the template lays it out."""
+        return self.family.smem_bytes(self)
+
+    def blocks(self, shape) -> int:
+        """Blocks (one per tile) for a (B,) M, N shape."""
+        b, m, n = as_bmn(shape)
+        return b * (-(-m // self.tile_rows)) * (-(-n // self.tile_cols))
+
+    def aligned_for(self, shape) -> bool:
+        """Whether every input and output row of this shape is aligned as the
+        config needs (only vec tiles need more than the element size)."""
+        _, m, n = as_bmn(shape)
+        return self.family.aligned_for(self, m, n)
+
+    @property
+    def pointer_align(self) -> int:
+        """The alignment (bytes) the kernel needs of the input and output pointers."""
+        return self.family.pointer_align(self)
+
+    # -- validity ---------------------------------------------------------
+    def problems(self) -> list[str]:
+        """Reasons this config cannot be generated (empty when valid)."""
+        if self.variant not in families.variants():
+            return [f"variant must be one of {families.variants()}"]
+        if self.elem_bytes not in ELEM_SIZES:
+            return [f"elem_bytes must be one of {ELEM_SIZES}"]
+        p = []
+        if self.swizzle not in SWIZZLES:
+            p.append(f"swizzle must be one of {SWIZZLES}")
+        if self.order not in ORDERS:
+            p.append(f"order must be one of {ORDERS}")
+        if not (_pow2(self.tile_rows) and _pow2(self.tile_cols)) or max(self.tile_rows, self.tile_cols) > MAX_TILE:
+            p.append(f"tile sides must be powers of two up to {MAX_TILE}")
+        if not (32 <= self.threads <= 1024 and self.threads % 32 == 0):
+            p.append("threads must be a multiple of 32 in [32, 1024]")
+        if not 0 <= self.pad <= max(self.tile_rows, self.tile_cols):
+            p.append("pad must be between 0 and the tile side")
+        if self.vec_bytes not in ELEM_SIZES or self.micro_rows < 1:
+            p.append(f"vec_bytes must be one of {ELEM_SIZES} and micro_rows >= 1")
+        return p or self.family.problems(self)
+
+
+def classic(name: str, elem_bytes: int) -> KernelConfig:
+    """The classic variants by name: naive, remapped, tile, padded, swizzled, seed
+    (seed = the seeds' best: 32x8 threads on a padded 32x32 tile)."""
+    e = elem_bytes
+    presets = {
+        "naive": KernelConfig("naive", e, 8, 32, 256),
+        "remapped": KernelConfig("remapped", e, 32, 8, 256),
+        "tile": KernelConfig("tile", e, 32, 32, 1024),
+        "padded": KernelConfig("tile", e, 32, 32, 1024, pad=1),
+        "swizzled": KernelConfig("tile", e, 32, 32, 1024, swizzle="xor"),
+        "seed": KernelConfig("tile", e, 32, 32, 256, pad=1),
+    }
+    if name not in presets:
+        raise ValueError(f"unknown classic variant {name!r}; choose from {sorted(presets)}")
+    return presets[name]
+
+
+CLASSIC_NAMES = ("naive", "remapped", "tile", "padded", "swizzled", "seed")

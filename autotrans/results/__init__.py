@@ -1,0 +1,1 @@
+"""Tuning results: the typed record, the sqlitedict store, export/import files and the shipped results."""

@@ -1,0 +1,1 @@
+"""Tools on top of the API: the benchmark against peers and the tuning report."""

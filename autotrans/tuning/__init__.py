@@ -1,0 +1,1 @@
+"""Tuning: the search space, timing, verification and the search runner."""

@@ -1,0 +1,119 @@
+"""Bit-exact verification on the GPU, and the buffers candidates run on.
+
+verify.cu's kernels fill the input with pseudo-random bytes that are a function
+of (seed, offset) and check a transpose of it without a reference copy; the
+output is first filled with the complement of the right answer, so no
+unwritten byte can pass, and guard bands around it are poisoned.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..backend import cuda as driver
+from ..backend import memory
+from ..build.compile import compile_file
+from ..core.paths import template_dir
+from ..core.problem import as_bmn
+from . import timing
+
+GUARD = 4096          # poisoned bytes before and after the output while verifying
+POISON = 0xA5
+COUNTERS = 2          # the counting helpers' results: wrong output bytes, changed guard bytes
+
+
+@functools.lru_cache(maxsize=None)
+def _helpers() -> dict:
+    c = compile_file(template_dir() / "verify.cu", driver.device().arch)
+    mod = driver.load_module(c.object, c.image())
+    return {"fill": driver.function(mod, "at_fill_pattern", "PQI"),
+            "fill_not": driver.function(mod, "at_fill_not_transposed", "PiiiiI"),
+            "check": driver.function(mod, "at_check_transpose", "PiiiiIP"),
+            "count_ne": driver.function(mod, "at_count_ne", "PQBP")}
+
+
+def _grid() -> tuple:
+    return (driver.device().sms * 8, 1, 1)
+
+
+def fill_pattern(ptr, nbytes: int, seed: int) -> None:
+    """Fill with pseudo-random bytes that are a function of (seed, offset)."""
+    _helpers()["fill"](_grid(), (256, 1, 1), int(ptr), nbytes, seed)
+
+
+def fill_not_transposed(ptr, shape, elem_bytes: int, seed: int) -> None:
+    """Fill a B x N x M output with the complement of its correct transpose."""
+    b, m, n = as_bmn(shape)
+    _helpers()["fill_not"](_grid(), (256, 1, 1), int(ptr), b, m, n, elem_bytes, seed)
+
+
+@functools.lru_cache(maxsize=None)
+def _counters():
+    """Device memory for the counting helpers' results (allocated once)."""
+    return memory.alloc(8 * COUNTERS)
+
+
+def check_with_guards(ptr, shape, elem_bytes: int, seed: int, guards) -> tuple[int, int]:
+    """(bytes of the B x N x M output at ptr that are not the transposed
+    pattern, bytes of the guards that differ from their value), guards being
+    (ptr, nbytes, value) triples. One read-back, which waits for the kernels."""
+    base, h = int(_counters()), _helpers()
+    b, m, n = as_bmn(shape)
+    memory.memset(base, 0, 8 * COUNTERS)
+    h["check"](_grid(), (256, 1, 1), int(ptr), b, m, n, elem_bytes, seed, base)
+    for p, nbytes, value in guards:
+        h["count_ne"](_grid(), (256, 1, 1), int(p), nbytes, value, base + 8)
+    out = memory.dtoh(base, 8 * COUNTERS).tobytes()
+    return int.from_bytes(out[:8], "little"), int.from_bytes(out[8:], "little")
+
+
+class Buffers:
+    """Input/output pairs to rotate through (cold L2); pair 0's output sits
+    between poisoned guard bands for verification."""
+
+    def __init__(self, shape, elem_bytes: int, seed: int):
+        dev = driver.device()
+        self.shape, self.e, self.seed = shape, elem_bytes, seed
+        self.nbytes = int(np.prod(shape)) * elem_bytes
+        self.sets = timing.rotation(self.nbytes, dev.l2_bytes)
+        self._keep = [memory.alloc(self.nbytes) for _ in range(self.sets)]
+        self.ins = [int(a) for a in self._keep]
+        self._guarded = memory.alloc(self.nbytes + 2 * GUARD)
+        self._keep += [memory.alloc(self.nbytes) for _ in range(self.sets - 1)]
+        self.outs = [int(self._guarded) + GUARD] + [int(a) for a in self._keep[self.sets:]]
+        self.rotation = timing.Rotation(self.sets)
+        for p in self.ins:
+            fill_pattern(p, self.nbytes, seed)
+
+    def launcher(self, kernel):
+        """launch(): one run of kernel on the next buffer set."""
+        ins, outs, nxt, go = self.ins, self.outs, self.rotation.next, kernel.launcher(self.shape)
+
+        def launch():
+            k = nxt()
+            go(ins[k], outs[k])
+        return launch
+
+    def memcpy_launcher(self):
+        ins, outs, nxt, n = self.ins, self.outs, self.rotation.next, self.nbytes
+
+        def launch():
+            k = nxt()
+            memory.memcpy_dtod(outs[k], ins[k], n)
+        return launch
+
+    def verify(self, kernel) -> str | None:
+        """None if the kernel transposes bit-exactly and writes nothing outside
+        its output. The output is first filled with the complement of the right
+        answer (so no unwritten byte can pass), the guard bands with POISON."""
+        base, n = int(self._guarded), self.nbytes
+        memory.memset(base, POISON, GUARD)
+        memory.memset(base + GUARD + n, POISON, GUARD)
+        fill_not_transposed(self.outs[0], self.shape, self.e, self.seed)
+        kernel(self.ins[0], self.outs[0], self.shape)
+        wrong, guards = check_with_guards(self.outs[0], self.shape, self.e, self.seed,
+                                                 [(base, GUARD, POISON), (base + GUARD + n, GUARD, POISON)])
+        if wrong or guards:
+            return f"{wrong} wrong output bytes, {guards} guard bytes overwritten"
+        return None

@@ -1,0 +1,62 @@
+"""Family ``shift`` (shift.cu): the vec tile for rows and pointers at any
+alignment, 1- to 4-byte elements, 16-byte accesses.
+
+Aligned 16-byte vectors are copied raw into shared memory and realigned from
+there on the way in and out; each tile reads vec_elems more rows and alone
+writes the aligned output vectors that start in its rows, so only the ends of
+whole output rows are written in parts. Swizzle ``xor`` skews the transposed
+rows instead of permuting chunks."""
+from __future__ import annotations
+
+import itertools
+
+VARIANTS = ("shift",)
+TEMPLATE = "shift.cu"
+
+
+def problems(c) -> list[str]:
+    e, v, tr, tc, nt, r = c.elem_bytes, c.vec_bytes, c.tile_rows, c.tile_cols, c.threads, c.micro_rows
+    if e > 4 or v != 16 or r * e != 4:
+        return ["shift moves 1-, 2- and 4-byte elements in 16-byte vectors, "
+                "with micro_rows*elem_bytes == 4 (one-word chunks)"]
+    k, p = v // e, []
+    if not (2 <= tc // k <= 32 and 2 <= tr // k <= 32):
+        p.append("shift needs 2..32 vectors per tile row and per output row")
+    elif (tc * (tr // k)) % nt:
+        p.append("threads must divide the store phase's vectors")
+    if (c.pad * e) % 4:
+        p.append("shift's pad*elem_bytes must be a multiple of 4")
+    return p
+
+
+def smem_bytes(c) -> int:
+    """Raw rows (vec_elems more than the tile), then the transposed tile."""
+    k, e = c.vec_elems, c.elem_bytes
+    rows = c.tile_rows + k
+    raw = rows * (c.tile_cols * e + c.vec_bytes)
+    words, groups = (rows + c.pad) * e // 4, c.tile_cols // k
+    skew = (32 // groups - k * words) % 32 if c.swizzle == "xor" else 0
+    return raw + c.tile_cols * words * 4 + 4 * skew * (groups - 1)
+
+
+def aligned_for(c, m: int, n: int) -> bool:
+    return True
+
+
+def pointer_align(c) -> int:
+    return c.elem_bytes
+
+
+def space(e: int):
+    """8-16 KiB tiles, 128-512 threads, transposed rows padded by a word, skewed
+    or not, column walk. On the H200 (4097x4095) these held the best of each
+    element size; smaller or larger tiles, 64 or 1024 threads, unpadded rows and
+    the row walk were 1-40% slower."""
+    if e > 4:
+        return
+    r = 4 // e
+    sides = [s for s in (8, 16, 32, 64, 128, 256, 512) if 32 <= s * e <= 1024]
+    for tr, tc, nt, sw in itertools.product(sides, sides, (128, 256, 512), ("xor", "none")):
+        if max(tr, tc) <= 4 * min(tr, tc) and 8192 <= tr * tc * e <= 16384:
+            yield dict(variant="shift", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt,
+                       vec_bytes=16, micro_rows=r, pad=r, swizzle=sw, order="col")

@@ -1,0 +1,75 @@
+"""Family ``vec`` (vec.cu): the vectorised shared-memory tile.
+
+Global accesses move ``vec_bytes`` per thread; each load step reads
+``micro_rows`` input rows and transposes that block in registers
+(``__byte_perm`` for 1- and 2-byte elements). Shared memory holds the tile
+transposed, rows padded by ``pad`` elements or with their ``vec_bytes``
+chunks XOR-swizzled. Every input and output row must start on a
+``vec_bytes`` boundary."""
+from __future__ import annotations
+
+import itertools
+
+VARIANTS = ("vec",)
+TEMPLATE = "vec.cu"
+VEC_SIZES = (4, 8, 16)
+THREADS = (64, 128, 256, 512, 1024)
+TILE_BYTES = (4096, 65536)
+
+
+def problems(c) -> list[str]:
+    e, v, tr, tc, nt, r = c.elem_bytes, c.vec_bytes, c.tile_rows, c.tile_cols, c.threads, c.micro_rows
+    if v not in VEC_SIZES or v < e:
+        return [f"vec_bytes must be one of {VEC_SIZES} and >= elem_bytes"]
+    k, p = v // e, []
+    if r & (r - 1) or k % r or r * e < 4:
+        p.append("micro_rows must be a power of two dividing vec_elems, with micro_rows*elem_bytes >= 4")
+    if tr % k or tc % k:
+        p.append("tile sides must be multiples of vec_elems")
+    elif ((tr // r) * (tc // k)) % nt or (tc * (tr // k)) % nt:
+        p.append("threads must divide both phases' vector steps")
+    if (c.pad * e) % v:
+        p.append("pad*elem_bytes must be a multiple of vec_bytes (keeps rows aligned)")
+    return p
+
+
+def smem_bytes(c) -> int:
+    return c.tile_cols * (c.tile_rows + c.pad) * c.elem_bytes
+
+
+def aligned_for(c, m: int, n: int) -> bool:
+    return (m * c.elem_bytes) % c.vec_bytes == 0 and (n * c.elem_bytes) % c.vec_bytes == 0
+
+
+def pointer_align(c) -> int:
+    return c.vec_bytes
+
+
+def space(e: int):
+    """Tiles of 4-64 KiB with sides within 4x of each other, every vector
+    width and thread count; micro-rows of one word or a whole vector; rows
+    padded by a vector or chunks swizzled (padding only at 256 threads)."""
+    sides = [s for s in (8, 16, 32, 64, 128, 256, 512) if 32 <= s * e <= 1024]
+    for tr, tc, v, nt in itertools.product(sides, sides, VEC_SIZES, THREADS):
+        if v < e or max(tr, tc) > 4 * min(tr, tc) or not TILE_BYTES[0] <= tr * tc * e <= TILE_BYTES[1]:
+            continue
+        k = v // e
+        for r in sorted({max(1, 4 // e), k}):
+            for pad, sw in ((0, "xor"), (k, "none")):
+                if sw == "xor" or nt == 256:
+                    yield dict(variant="vec", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt,
+                               vec_bytes=v, micro_rows=r, pad=pad, swizzle=sw)
+
+
+def keep(c) -> bool:
+    """The register budget: vectors a thread holds after the load phase and
+    before the store phase must fit (tighter for 1024-thread blocks, where ptxas
+    targets 32 registers, and for 128-thread blocks, where it spilled at the
+    limit). Measured with ptxas 13.0 for sm_90 and sm_80: the default space
+    compiles without spills (the exhaustive compile test checks it)."""
+    loads = (c.tile_rows // c.micro_rows) * (c.tile_cols // c.vec_elems) // c.threads * c.micro_rows
+    stores = c.tile_cols * (c.tile_rows // c.vec_elems) // c.threads
+    words = (loads + stores) * c.vec_bytes // 4
+    if c.threads == 1024:
+        return loads + stores <= 8 and words <= 16
+    return loads + stores <= 16 and words < (64 if c.threads <= 128 else 65)
