@@ -1,0 +1,1 @@
+"""Compiling kernels: nvcc, the content-addressed kernel store."""

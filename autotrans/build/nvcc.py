@@ -1,0 +1,60 @@
+"""The one way autotrans runs nvcc: an argument list (never a shell string) in a
+private temporary folder, for GPU cubins and host emulators alike."""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+FLAGS = ("-std=c++17", "-O3", "-Xptxas", "-v")
+
+
+class CompileError(RuntimeError):
+    """nvcc is missing or failed."""
+
+
+def find_nvcc() -> str:
+    """nvcc from $AUTOTRANS_NVCC, PATH, $CUDA_HOME or /usr/local/cuda."""
+    cands = [os.environ.get("AUTOTRANS_NVCC"), shutil.which("nvcc")]
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            cands.append(os.path.join(home, "bin", "nvcc"))
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise CompileError("nvcc (the CUDA toolkit's compiler) was not found: put it on PATH "
+                       "or set AUTOTRANS_NVCC or CUDA_HOME")
+
+
+@functools.lru_cache(maxsize=None)
+def nvcc_version(nvcc: str) -> str:
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release [\d.]+, V([\d.]+)", out)
+    return m.group(1) if m else out.strip().splitlines()[-1]
+
+
+def arch_of(cc) -> str:
+    """(9, 0) -> 'sm_90'."""
+    return f"sm_{cc[0]}{cc[1]}"
+
+
+def run(sources: dict[str, str], main: str, args: list[str], includes=()) -> tuple[bytes | None, str]:
+    """Write ``sources`` ({file name: text}) to a private temporary folder and
+    run ``nvcc args... -I folder -I includes... folder/main -o out``.
+
+    Returns (the output file's bytes, or None if nvcc failed; its log)."""
+    with tempfile.TemporaryDirectory(prefix="autotrans-nvcc-") as d:
+        for name, text in sources.items():
+            Path(d, name).write_text(text)
+        out = Path(d, "out")
+        inc = [a for i in (d, *includes) for a in ("-I", str(i))]
+        cmd = [find_nvcc(), *args, *inc, str(Path(d, main)), "-o", str(out)]
+        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        log = r.stderr + r.stdout
+        if r.returncode != 0 or not out.is_file():
+            return None, log
+        return out.read_bytes(), log
