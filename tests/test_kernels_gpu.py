@@ -44,7 +44,7 @@ def run_on_gpu(kernel, x, src_off=0, dst_off=0):
 @pytest.mark.parametrize("e", ELEM_SIZES)
 def test_every_candidate_bit_exact(e):
     dev = driver.device()
-    cfgs = [c for c in default_space(e) if not dev.limits.problems(c)]
+    cfgs = [c for c in default_space(e) if not dev.limits.problems(c.threads, c.smem_bytes)]
     compiled = compile_configs(cfgs, dev.arch)
     rng = np.random.default_rng(e)
     failures = []
@@ -66,7 +66,7 @@ def test_every_candidate_bit_exact(e):
 @pytest.mark.parametrize("e", (1, 2, 4))
 def test_shift_tiles_take_rows_and_pointers_at_any_alignment(e):
     dev = driver.device()
-    space = [c for c in default_space(e) if c.variant == "shift" and not dev.limits.problems(c)]
+    space = [c for c in default_space(e) if c.variant == "shift" and not dev.limits.problems(c.threads, c.smem_bytes)]
     cfgs = list({(c.swizzle, c.threads): c for c in space}.values())
     assert len(cfgs) >= 4
     compiled = compile_configs(cfgs, dev.arch)
