@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autotrans.cli import commands as cli
+from autotrans.api.listing import find_record
+from autotrans.cli import main
+from autotrans.cli.common import MAX_MESSAGE, one_line, printable
+from autotrans.cli.report import bars_from_row
+from autotrans.cli.show import table_rows
+from autotrans.core.problem import format_shape, parse_dtype, parse_shape
 from autotrans.results.store import CacheKey, ResultCache
 from autotrans.kernels.config import classic
 from autotrans.tuning.space import space_id
@@ -48,16 +54,17 @@ def cache_dir(tmp_path):
 
 @pytest.fixture
 def run(cache_dir, tmp_path):
-    """run(*args, stdin=None) -> CompletedProcess of ``python -m autotrans args``."""
+    """run(*args, input=None, cwd=None, **ENV) -> CompletedProcess of ``python -m
+    autotrans args`` (ENV: extra environment variables)."""
     env = {k: v for k, v in os.environ.items() if k not in ("AUTOTRANS_DEBUG", "COLUMNS")}
     env["AUTOTRANS_CACHE_DIR"] = str(cache_dir)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
 
-    def go(*args, input=None, cwd=None, timeout=300):
+    def go(*args, input=None, cwd=None, timeout=300, **more_env):
         stdin = {} if input is not None else {"stdin": subprocess.DEVNULL}
         return subprocess.run([sys.executable, "-m", "autotrans", *map(str, args)], cwd=cwd or tmp_path,
-                              env=env, input=input, capture_output=True, text=True, timeout=timeout,
-                              **stdin)
+                              env={**env, **more_env}, input=input, capture_output=True, text=True,
+                              timeout=timeout, **stdin)
     return go
 
 
@@ -98,34 +105,83 @@ def populated(cache_dir, record_factory):
     (" 3 x 5 ", (3, 5)), ("1x1", (1, 1)),
 ])
 def test_parse_shape(text, shape):
-    assert cli.parse_shape(text) == shape
+    assert parse_shape(text) == shape
 
 
 @pytest.mark.parametrize("text", ["", "8192", "8192x", "x8192", "1x2x3x4", "0x5", "5x0", "-3x4",
                                   "3.5x4", "axb", "8192x8192x"])
 def test_parse_shape_rejects(text):
     with pytest.raises(ValueError, match="bad shape"):
-        cli.parse_shape(text)
+        parse_shape(text)
 
 
 def test_format_shape():
-    assert cli.format_shape((1, 64, 128)) == "64x128"
-    assert cli.format_shape((64, 128)) == "64x128"
-    assert cli.format_shape((4, 64, 128)) == "4x64x128"
+    assert format_shape((1, 64, 128)) == "64x128"
+    assert format_shape((64, 128)) == "64x128"
+    assert format_shape((4, 64, 128)) == "4x64x128"
 
 
 def test_parse_dtype():
-    assert cli.parse_dtype("float16") == np.float16
-    assert cli.parse_dtype("complex128").itemsize == 16
-    assert cli.parse_dtype("uint8") == np.uint8
+    assert parse_dtype("float16") == np.float16
+    assert parse_dtype("complex128").itemsize == 16
+    assert parse_dtype("uint8") == np.uint8
     for bad in ("float33", "U10", "object", "V3", "complex256"):
         with pytest.raises(TypeError):
-            cli.parse_dtype(bad)
+            parse_dtype(bad)
 
 
 def test_one_line():
-    assert cli.one_line("a\n  b\tc\n") == "a b c"
-    assert len(cli.one_line("x" * 5000)) == cli.MAX_MESSAGE
+    assert one_line("a\n  b\tc\n") == "a b c"
+    assert len(one_line("x" * 5000)) == MAX_MESSAGE
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("\u0663x4", "ASCII digits"), ("\uff18x8", "ASCII digits"), ("8x\u0968", "ASCII digits"),
+    (f"{2 ** 62 + 1}x4", "at most 2**62"), ("4x" + "1" * 30, "at most 2**62"),
+    ("9" * 5000 + "x4", "at most 2**62"), ("-3x4", "positive"), ("3x-4", "positive"),
+])
+def test_parse_shape_says_why(text, needle):
+    with pytest.raises(ValueError, match="bad shape") as info:
+        parse_shape(text)
+    assert needle in str(info.value)
+
+
+def test_parse_shape_limits():
+    assert parse_shape(f"{2 ** 62}x1") == (2 ** 62, 1)
+    assert parse_shape("0" * 40 + "7x5") == (7, 5)      # leading zeros are not digits of size
+    with pytest.raises(ValueError, match="bad shape"):
+        parse_shape(None)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("(2,2)f4", "sub-array"), ("(1,)f4", "sub-array"), ("i4,i4", "structured"), ("f4,", "structured"),
+    ("V8", "raw bytes"), ("O", "Python objects"),
+])
+def test_parse_dtype_rejects_compound_types(text, needle):
+    with pytest.raises(TypeError, match=re.escape(needle)):
+        parse_dtype(text)
+    with pytest.raises(TypeError, match="structured"):
+        parse_dtype(np.dtype([("a", "<f4")]))
+
+
+def test_printable_neutralises_terminal_controls():
+    evil = "GPU\x1b[2J\x1b]0;owned\x07\r\u202eevil\u2028x\x9b31m"
+    out = printable(evil)
+    assert out.isprintable()
+    assert out == "GPU\\x1b[2J\\x1b]0;owned\\x07\\x0d\\u202eevil\\u2028x\\x9b31m"
+    assert printable("µs 8192x8192 NVIDIA H200 日本 é") == "µs 8192x8192 NVIDIA H200 日本 é"
+    assert printable(Path("/tmp/a")) == "/tmp/a"
+    line = one_line("bad\x1b[31m\nkey")
+    assert "\x1b" not in line and line == "bad\\x1b[31m key"
+
+
+def test_table_rows_are_printable():
+    rows = [{"device": "GPU\x1b[31m|sm_90|1sm|driver 1|cuda 1", "shape": (1, 8, 8), "elem_bytes": 4,
+             "dtype": "float32\x07", "config": "k\x1b]0;x\x07", "time_us": 1.0, "gbps": 1.0,
+             "frac_memcpy": 0.5, "date": "2025\x1b[2J-01-01", "current": True}]
+    _, cells = table_rows(rows, show_device=True)
+    assert all(c.isprintable() for c in cells[0]), cells
+    assert cells[0][1] == "float32\\x07" and cells[0][-1].startswith("GPU\\x1b[31m")
 
 
 def test_table_rows_marks_stale_and_sorts():
@@ -140,12 +196,12 @@ def test_table_rows_marks_stale_and_sorts():
          "config": "k3", "time_us": 2.0, "gbps": 16.4, "frac_memcpy": 0.5, "date": "bad date",
          "current": True},
     ]
-    headers, cells = cli.table_rows(rows)
+    headers, cells = table_rows(rows)
     assert headers == ["shape", "dtype", "config", "µs", "GB/s", "of memcpy", "date"]
     assert cells[0] == ["64x64", "float32", "k3", "2.0", "16", "50%", "bad date"]
     assert cells[1] == ["8192x8192", "float32", "k1", "61.0", "4398", "93%", "2025-11-30 09:41"]
     assert cells[2] == ["16x1024x2048", "float64", "k2 *", "-", "-", "-", ""]
-    headers, cells = cli.table_rows(rows, show_device=True)
+    headers, cells = table_rows(rows, show_device=True)
     assert headers[-1] == "device" and all(c[-1] == H200 for c in cells)
 
 
@@ -153,7 +209,7 @@ def test_bars_from_row():
     nbytes = 8192 * 8192 * 4
     row = {"autotrans_us": 100.0, "memcpy_us": 50.0, "seed_us": 200.0, "torch_us": None,
            "cupy_us": 0, "jax_us": None}
-    bars = cli.bars_from_row(row, nbytes)
+    bars = bars_from_row(row, nbytes)
     assert set(bars) == {"autotrans", "memcpy", "seed"}
     assert bars["autotrans"] == pytest.approx(2 * nbytes / 100e-6 / 1e9)
     assert bars["memcpy"] == pytest.approx(2 * bars["autotrans"])
@@ -168,20 +224,25 @@ def test_find_record_prefers_current_then_newest(cache_dir, record_factory):
     rc.put(CacheKey(A100, sid, (512, 256), 4), old)
     rc.put(CacheKey(H200, sid, (512, 256), 4), new)
     rc.put(CacheKey(H200, STALE, (512, 256), 4), stale)
-    key, rec = cli.find_record((512, 256), 4, cache_dir)
+    key, rec = find_record((512, 256), 4, cache_dir)
     assert key.device == H200 and key.templates == sid and rec["date"] == new["date"]
-    key, rec = cli.find_record((512, 256), 4, cache_dir, device=A100)
+    key, rec = find_record((512, 256), 4, cache_dir, device=A100)
     assert rec["date"] == old["date"]
-    assert cli.find_record((512, 256), 2, cache_dir) is None
-    assert cli.find_record((256, 512), 4, cache_dir) is None
+    assert find_record((512, 256), 2, cache_dir) is None
+    assert find_record((256, 512), 4, cache_dir) is None
 
 
 def test_main_in_process_returns_codes(capsys):
-    assert cli.main(["--version"]) == 0
+    assert main(["--version"]) == 0
     assert "autotrans" in capsys.readouterr().out
-    assert cli.main(["tune", "12"]) == 2
+    assert main(["tune", "12"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("autotrans: error: ") and err.count("\n") == 1
+    assert main(["tune"]) == 2            # neither shapes nor --from
+    err = capsys.readouterr().err
+    assert err.startswith("autotrans: error: ") and "--from FILE" in err and err.count("\n") == 1
+    assert main(["explain", "-3x4"]) == 2
+    assert "bad shape '-3x4'" in capsys.readouterr().err
 
 
 # -- help ------------------------------------------------------------------------------
@@ -234,6 +295,21 @@ def test_help_examples_are_valid_config_keys(run):
     (["banks", classic("tile", 4).key.replace("t1024", "t1000")], "threads"),
     (["import", "missing.json"], "missing.json"),
     (["export", "no/such/folder/x.json"], "does not exist"),
+    # shapes that start with a minus are bad shapes, not unknown options
+    (["explain", "-3x4"], "bad shape '-3x4': dimensions must be positive"),
+    (["tune", "8x8", "-3x4", "--no-progress"], "bad shape '-3x4'"),
+    (["bench", "-1x5"], "bad shape '-1x5'"),
+    (["report", "8x-8"], "bad shape '8x-8'"),
+    (["explain", "\u0663x4"], "ASCII digits"),              # ARABIC-INDIC DIGIT THREE
+    (["tune", "\uff18x8"], "ASCII digits"),                 # FULLWIDTH DIGIT EIGHT
+    (["explain", f"{2 ** 62 + 1}x4"], "at most 2**62"),
+    (["explain", "9" * 5000 + "x4"], "at most 2**62"),
+    (["explain", "64x64", "--dtype", "(2,2)f4"], "sub-array"),
+    (["explain", "64x64", "--dtype", "i4,i4"], "structured"),
+    (["tune", "64x64", "--dtype", "V8"], "raw bytes"),
+    (["tune", "64x64", "--dtype", "O"], "Python objects"),
+    (["tune"], "--from FILE"),
+    (["tune", "--no-progress"], "--from FILE"),
 ])
 def test_user_errors_are_one_line(run, args, needle):
     assert_user_error(run(*args), needle)
@@ -375,6 +451,11 @@ def test_export_everything_and_one_device(run, populated, tmp_path):
     assert "no entries for device" in r.stderr and A100 in r.stderr
 
 
+def retimed(rec, factor):
+    """``rec`` as if its best kernel took ``factor`` times as long."""
+    return dict(rec, **{f: rec[f] * factor for f in ("time_us", "q1_us", "q3_us")})
+
+
 @pytest.mark.parametrize("policy, counts, winner", [
     ("faster", (1, 1, 1), {"fast": "theirs", "slow": "ours"}),
     ("keep", (1, 0, 2), {"fast": "ours", "slow": "ours"}),
@@ -386,8 +467,8 @@ def test_import_policies(run, populated, tmp_path, record_factory, policy, count
     other = ResultCache(tmp_path / "other")
     h_key, h_rec = populated["h200"]
     a_key, a_rec = populated["a100"]
-    fast = dict(h_rec, time_us=h_rec["time_us"] / 2, date="2025-12-24T00:00:00+00:00")
-    slow = dict(a_rec, time_us=a_rec["time_us"] * 2, date="2025-12-25T00:00:00+00:00")
+    fast = dict(retimed(h_rec, 0.5), date="2025-12-24T00:00:00+00:00")
+    slow = dict(retimed(a_rec, 2), date="2025-12-25T00:00:00+00:00")
     new_key = CacheKey(H200, space_id(), (3, 640, 480), 1)
     other.put(h_key, fast)
     other.put(a_key, slow)
@@ -502,3 +583,198 @@ def test_report_from_the_cache_without_gpu(run, populated, tmp_path, no_gpu):
 
 def test_report_rejects_unknown_picture_types(run, populated):
     assert_user_error(run("report", "8192x8192", "-o", "land.docx"), ".png")
+
+
+# -- the cache folder is not a folder -----------------------------------------------------------
+
+
+@pytest.fixture
+def export_file(tmp_path, record_factory):
+    """A real export file with one entry, made by another cache."""
+    other = ResultCache(tmp_path / "other")
+    assert other.put(CacheKey(A100, space_id(), (64, 64), 4), record_factory((64, 64), 4, A100, seed=11))
+    assert other.export_json(tmp_path / "theirs.json") == 1
+    return tmp_path / "theirs.json"
+
+
+CACHE_COMMANDS = [["show"], ["show", "--all"], ["clear"], ["clear", "--yes"], ["export", "out.json"],
+                  ["export", "-"], ["import", "theirs.json"], ["explain", "8x8", "--fingerprint", A100],
+                  ["tune", "64x64", "--no-progress"], ["report", "8x8", "-o", "r.png"]]
+
+
+@pytest.mark.parametrize("args", CACHE_COMMANDS, ids=" ".join)
+def test_a_cache_dir_that_is_a_file_is_one_error(run, tmp_path, export_file, args):
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"my notes\n")
+    r = run(*args, AUTOTRANS_CACHE_DIR=str(plain))
+    assert_user_error(r, "$AUTOTRANS_CACHE_DIR", str(plain), "not a folder")
+    assert r.stdout == ""
+    assert plain.read_bytes() == b"my notes\n"
+    assert not (tmp_path / "out.json").exists() and not (tmp_path / "r.png").exists()
+
+
+@pytest.mark.parametrize("args", [["show", "--all"], ["clear", "--yes"], ["export", "out.json"],
+                                  ["import", "theirs.json"]], ids=" ".join)
+def test_a_cache_dir_inside_a_file_is_one_error(run, tmp_path, export_file, args):
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"x")
+    r = run(*args, "--cache-dir", plain / "sub")
+    assert_user_error(r, "--cache-dir", "is inside", str(plain))
+    assert plain.read_bytes() == b"x" and not (tmp_path / "out.json").exists()
+
+
+def test_the_cache_file_itself_stands_for_its_folder(run, populated, cache_dir):
+    r = run("show", "--all", AUTOTRANS_CACHE_DIR=str(cache_dir / "results.sqlite"))
+    assert r.returncode == 0, r.stderr
+    assert "8192x8192" in r.stdout and "16x1024x2048" in r.stdout
+
+
+# -- export to standard output ------------------------------------------------------------------
+
+
+def test_export_to_stdout(run, populated, cache_dir, tmp_path):
+    r = run("export", "-")
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "-").exists()
+    db = cache_dir / "results.sqlite"
+    assert r.stderr.strip() == f"autotrans: exported 3 entries from {db} to standard output"
+    assert run("export", "file.json").returncode == 0
+    assert r.stdout == (tmp_path / "file.json").read_text()      # the very same document
+    doc = json.loads(r.stdout)
+    assert sorted(e["key"] for e in doc["entries"]) == sorted(k.text for k, _ in populated.values())
+    r = run("export", "-", "--device", A100)
+    assert r.returncode == 0 and "exported 1 entry " in r.stderr
+    assert [e["key"] for e in json.loads(r.stdout)["entries"]] == [populated["a100"][0].text]
+
+
+def test_export_to_stdout_imports_elsewhere(run, populated, tmp_path):
+    r = run("export", "-")
+    (tmp_path / "piped.json").write_text(r.stdout)
+    r = run("import", "piped.json", "--cache-dir", tmp_path / "fresh")
+    assert r.returncode == 0 and "3 added" in r.stdout, r.stderr
+    assert ResultCache(tmp_path / "fresh").items() == ResultCache(tmp_path / "cache").items()
+
+
+@pytest.mark.parametrize("target", ["cache/results.sqlite", "cache", "/dev/null"])
+def test_export_refuses_targets_that_are_not_export_files(run, populated, cache_dir, target):
+    before = (cache_dir / "results.sqlite").read_bytes()
+    assert_user_error(run("export", target))
+    assert (cache_dir / "results.sqlite").read_bytes() == before
+    assert len(ResultCache(cache_dir).items()) == 3
+
+
+# -- text from caches and files reaches the terminal neutralised ---------------------------------
+
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_show_prints_markup_in_device_names_literally(run, cache_dir, record_factory):
+    odd = "GPU [/] [bold red]x[/bold red] [link=http://e.vil]|sm_90|132sm|driver 1|cuda 13.0"
+    assert ResultCache(cache_dir).put(CacheKey(odd, space_id(), (64, 64), 4),
+                                      record_factory((64, 64), 4, odd, seed=12))
+    r = run("show", "--all")
+    assert r.returncode == 0, r.stderr
+    assert "GPU [/] [bold red]x[/bold red] [link=http://e.vil]|sm_90" in r.stdout, r.stdout
+
+
+def test_import_of_a_hostile_export_is_neutralised(run, cache_dir, tmp_path):
+    """A file name and entries made to drive the terminal: every line comes out printable."""
+    name = "evil\x1b]0;owned\x07\x1b[2J.json"
+    evil_key = "v1|\x1b]0;owned\x07|e4|1x8x8|\u202eNVIDIA|sm_90|1sm|driver 1|cuda 1"
+    doc = {"format": "autotrans-cache", "schema": 1, "entries": [{"key": evil_key, "record": {"x": 1}}]}
+    (tmp_path / name).write_text(json.dumps(doc))   # the escapes are JSON \u001b: decoded on read
+    r = run("import", name)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "0 added" in r.stdout, out
+    assert "evil\\x1b]0;owned\\x07\\x1b[2J.json" in r.stdout and "\\x1b" in r.stderr, out
+    assert not CONTROL.search(out.replace("\n", "")), repr(out)
+    assert ResultCache(cache_dir).items() == []
+
+
+def test_export_warning_names_devices_neutralised(run, populated):
+    r = run("export", "none.json", "--device", "no\x1b[31mGPU")
+    assert r.returncode == 0
+    assert "no entries for device" in r.stderr and A100 in r.stderr
+    assert not CONTROL.search(r.stderr.replace("\n", "")), repr(r.stderr)
+
+
+# -- tune --from: the capture workflow --------------------------------------------------------
+
+
+@pytest.fixture
+def capture_file(tmp_path, monkeypatch):
+    """A capture file written by the real capture writer: 64x96 float32 (twice),
+    2x32x48 float16 and 64x96 float16."""
+    from autotrans.api import capture
+    path = tmp_path / "shapes.jsonl"
+    monkeypatch.setenv(capture.ENV, str(path))
+    monkeypatch.setattr(capture, "_seen", set())
+    for bmn, dt in [((1, 64, 96), "float32"), ((2, 32, 48), "float16"), ((1, 64, 96), "float16")]:
+        capture.note(bmn, np.dtype(dt))
+    with path.open("a") as f:   # another process met 64x96 float32 too
+        f.write(json.dumps({"shape": [1, 64, 96], "dtype": "float32"}) + "\n")
+    assert len(path.read_text().splitlines()) == 4
+    return path
+
+
+def test_tune_jobs_are_deduplicated_in_order(capture_file):
+    from autotrans.api import capture
+    from autotrans.cli.tune import jobs
+    got = jobs([(64, 96), (128, 128)], np.dtype("float32"), capture.read(capture_file))
+    assert [j.name for j in got] == ["64x96 float32", "128x128 float32", "2x32x48 float16", "64x96 float16"]
+
+
+def test_one_progress_bar_over_all_jobs(capsys):
+    from autotrans.cli.tune import _bar
+    with _bar(True, 3) as step:
+        for name in ("8x8 float32", "16x16 float16", "4x8x8 float64"):
+            with step(name):
+                print(f"summary {name}")
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["summary 8x8 float32", "summary 16x16 float16", "summary 4x8x8 float64"]
+    assert "3/3" in err and err.count("/3") == 1, err      # one bar, finished
+    with _bar(False, 3) as step:
+        with step("x"):
+            pass
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("content, needle", [
+    (None, "no such capture file"),
+    ('{"shape": [64, 96], "dtype": "float32"}\n{"shape": [64, 0], "dtype": "float32"}\n', "shapes.jsonl:2"),
+    ('{"shape": [64, 96], "dtype": "float32"}\nnot json\n', "shapes.jsonl:2"),
+    ('{"shape": [64, 96], "dtype": "(2,2)f4"}\n', "shapes.jsonl:1"),
+    ('{"shape": [64, 96]}\n', "shapes.jsonl:1"),
+    ("", "lists no shapes"),
+    (b"\xff\xfe\x00garbage\n", "shapes.jsonl:1"),
+])
+def test_tune_from_a_bad_capture_file_is_one_error(run, tmp_path, cache_dir, content, needle):
+    path = tmp_path / "shapes.jsonl"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    assert_user_error(run("tune", "--from", "shapes.jsonl", "--no-progress"), needle)
+    assert not (cache_dir / "results.sqlite").exists()
+
+
+def test_tune_from_a_folder_is_one_error(run, tmp_path):
+    (tmp_path / "d").mkdir()
+    assert_user_error(run("tune", "--from", "d"), "not a regular file")
+
+
+def test_tune_from_without_gpu(run, no_gpu, capture_file, cache_dir):
+    assert_user_error(run("tune", "--from", capture_file, "--no-progress"), "no GPU")
+    assert not (cache_dir / "results.sqlite").exists()
+
+
+@pytest.mark.gpu
+def test_tune_from_a_capture_file(run, capture_file, cache_dir):
+    r = run("tune", "96x64", "--from", capture_file, "--no-progress", timeout=1800)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["96x64 float32", "64x96 float32", "2x32x48 float16",
+                                                      "64x96 float16"], r.stdout
+    assert all("of memcpy" in line for line in lines)
+    keys = {(k.shape, k.elem_bytes) for k, _ in ResultCache(cache_dir).items()}
+    assert keys == {((1, 96, 64), 4), ((1, 64, 96), 4), ((2, 32, 48), 2), ((1, 64, 96), 2)}

@@ -50,10 +50,14 @@ def read(path) -> list[tuple[tuple, np.dtype]]:
     """The captured (shape, dtype) pairs of a capture file, deduplicated, in
     first-seen order; ValueError naming the first bad line."""
     path = Path(path)
-    if path.stat().st_size > MAX_FILE_BYTES:
+    if not path.is_file():
+        raise ValueError(f"{path}: not a regular file")
+    with open(path, "rb") as f:
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
         raise ValueError(f"{path}: over {MAX_FILE_BYTES >> 20} MiB; not a capture file")
     out: dict = {}
-    for i, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+    for i, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -84,25 +84,41 @@ _SHAPE = re.compile(r"^\s*[0-9]+(\s*[xX*,]\s*[0-9]+){1,2}\s*$", re.ASCII)
 def parse_shape(text: str) -> tuple:
     """"8192x8192" -> (8192, 8192); "4x512x512" -> (4, 512, 512) (a batch).
 
-    ValueError for anything else, including zero dimensions."""
-    if not isinstance(text, str) or not _SHAPE.match(text):
-        raise ValueError(f"bad shape {text!r}: expected MxN or BxMxN with positive integers, "
-                         "like 8192x8192 or 4x512x512")
-    dims = tuple(int(d) for d in re.split(r"\s*[xX*,]\s*", text.strip()))
+    ValueError ("bad shape ...") for anything else: other ranks, zero or
+    negative dimensions, digits other than ASCII 0-9, dimensions over MAX_DIM."""
+    if not isinstance(text, str):
+        raise ValueError(f"bad shape {text!r:.60}: expected text like 8192x8192 or 4x512x512")
+    shown = repr(text if len(text) <= 60 else text[:50] + "...")
+    if not _SHAPE.match(text):
+        if any(c.isdigit() and not c.isascii() for c in text):
+            why = "dimensions must be written with the ASCII digits 0-9"
+        elif re.fullmatch(r"\s*-?[0-9]+(\s*[xX*,]\s*-?[0-9]+){1,2}\s*", text, re.ASCII):
+            why = "dimensions must be positive"
+        else:
+            why = "expected MxN or BxMxN with positive integers, like 8192x8192 or 4x512x512"
+        raise ValueError(f"bad shape {shown}: {why}")
+    parts = [p.lstrip("0") or "0" for p in re.split(r"\s*[xX*,]\s*", text.strip())]
+    if any(len(p) > len(str(MAX_DIM)) for p in parts) or max(map(int, parts)) > MAX_DIM:
+        raise ValueError(f"bad shape {shown}: dimensions must be at most 2**62 ({MAX_DIM})")
+    dims = tuple(int(p) for p in parts)
     if min(dims) < 1:
-        raise ValueError(f"bad shape {text!r}: dimensions must be positive")
+        raise ValueError(f"bad shape {shown}: dimensions must be positive")
     as_bmn(dims)
     return dims
 
 
-def parse_dtype(text: str) -> np.dtype:
-    """A NumPy dtype autotrans can move; TypeError naming the problem otherwise."""
-    dt = np.dtype(text) if isinstance(text, np.dtype) else None
-    if dt is None:
-        try:
-            dt = np.dtype(text)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"unknown dtype {text!r} ({exc})") from None
+def parse_dtype(text) -> np.dtype:
+    """A NumPy dtype autotrans can move (a name like "float16", or a dtype);
+    TypeError naming the problem otherwise, including structured, sub-array,
+    raw-void and object dtypes."""
+    try:
+        dt = np.dtype(text)
+    except (TypeError, ValueError, SyntaxError) as exc:
+        raise TypeError(f"unknown dtype {text!r} ({exc})") from None
+    if dt.kind == "V" and dt.subdtype is None:
+        what = "a structured type" if dt.fields is not None else "raw bytes"
+        raise TypeError(f"dtype {text!r} is {what}; name a plain type of its size "
+                        "(e.g. uint8, float32, complex64)")
     elem_size(dt)
     return dt
 

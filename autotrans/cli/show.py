@@ -1,0 +1,106 @@
+"""``autotrans show``: the cached best kernels as a table."""
+from __future__ import annotations
+
+import datetime
+import sys
+
+import numpy as np
+
+from ..core.problem import format_shape
+from ..results.store import FILENAME
+from .common import add_cache_dir, add_command, note, printable
+
+HELP = "show the cached best kernels (this GPU, or --all)"
+DESCRIPTION = ("Lists the cached best configs: shape, dtype, config, µs, GB/s, fraction of memcpy, date.\n"
+               "Without a GPU it lists every device's entries. Stale entries are marked with *.")
+EXAMPLES = ("  autotrans show\n"
+            "  autotrans show --all\n"
+            "  autotrans show --cache-dir ./shared-cache")
+
+STALE_MARK = "*"
+STALE_NOTE = (f"{STALE_MARK} made by other kernel templates or search space than this autotrans "
+              "(stale: transpose() does not use it; re-tune the shape)")
+
+
+def register(sub) -> None:
+    sp = add_command(sub, "show", run, HELP, DESCRIPTION, EXAMPLES)
+    sp.add_argument("--all", action="store_true", help="every device's results, not only this GPU's")
+    add_cache_dir(sp)
+
+
+def _fmt_date(value) -> str:
+    if not isinstance(value, str) or not value:
+        return ""
+    try:
+        return datetime.datetime.fromisoformat(value).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return value[:16]
+
+
+def _num(value, fmt: str) -> str:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return format(value, fmt) if ok else "-"
+
+
+def table_rows(rows, show_device: bool = False) -> tuple[list[str], list[list[str]]]:
+    """Headers and printable text cells for ``autotrans show`` from
+    autotrans.cached() rows, sorted by device, element size and size; stale
+    entries are marked."""
+    headers = ["shape", "dtype", "config", "µs", "GB/s", "of memcpy", "date"]
+    if show_device:
+        headers.append("device")
+
+    def order(r):
+        shape = tuple(r.get("shape") or (0, 0, 0))
+        return (str(r.get("device")), r.get("elem_bytes") or 0, int(np.prod(shape)), shape,
+                not r.get("current", True))
+
+    out = []
+    for r in sorted(rows, key=order):
+        config = str(r.get("config") or "?")
+        if not r.get("current", True):
+            config += " " + STALE_MARK
+        frac = r.get("frac_memcpy")
+        cells = [format_shape(r["shape"]), str(r.get("dtype") or ""), config,
+                 _num(r.get("time_us"), ".1f"), _num(r.get("gbps"), ".0f"),
+                 _num(frac, ".0%") if frac is not None else "-", _fmt_date(r.get("date"))]
+        if show_device:
+            cells.append(str(r.get("device", "")))
+        out.append([printable(c) for c in cells])
+    return headers, out
+
+
+def run(args, seen) -> int:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..api import cached
+    from ..backend.cuda import GPUUnavailable
+
+    show_all = args.all
+    try:
+        rows = cached(all_devices=show_all, cache_dir=args.cache_dir)
+    except GPUUnavailable as exc:
+        note(f"note: no GPU here ({str(exc).split('(')[0].strip()}); showing cached results "
+             "of every device")
+        show_all = True
+        rows = cached(all_devices=True, cache_dir=args.cache_dir)
+    folder = printable(args.cache_dir)
+    if not rows:
+        print(f"no cached results{'' if show_all else ' for this GPU'} in {folder}"
+              + ("" if show_all else " (--all shows other GPUs')"))
+        return 0
+    headers, cells = table_rows(rows, show_device=show_all)
+    # Text cells: nothing read from the cache is taken for rich markup.
+    table = Table(title=Text(f"autotrans cache: {folder}/{FILENAME}"), title_justify="left")
+    for h in headers:
+        right = h in ("µs", "GB/s", "of memcpy")
+        table.add_column(h, justify="right" if right else "left", no_wrap=h != "device")
+    for c in cells:
+        table.add_row(*map(Text, c))
+    console = Console(width=None if sys.stdout.isatty() else 400, highlight=False)
+    console.print(table)
+    if any(not r.get("current", True) for r in rows):
+        console.print(Text(STALE_NOTE))
+    return 0

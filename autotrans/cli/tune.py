@@ -1,0 +1,154 @@
+"""``autotrans tune``: tune shapes (given, or captured in a file) and cache the winners."""
+from __future__ import annotations
+
+import contextlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..core.problem import as_bmn, format_shape
+from .common import (EXIT_ERROR, UserError, add_cache_dir, add_command, add_dtype, add_progress,
+                     cache_write_failed, err, need_gpu, note, printable, shape_arg)
+
+HELP = "tune shapes on this GPU and cache the fastest kernels"
+DESCRIPTION = (
+    "Tunes each shape (MxN, or BxMxN for a batch of B matrices): compiles the search space,\n"
+    "verifies every candidate bit-exactly, times them against memcpy and caches the winner.\n"
+    "--from FILE tunes every (shape, dtype) a program met without a tuned result, as captured\n"
+    "by running it with AUTOTRANS_CAPTURE=FILE.")
+EXAMPLES = ("  autotrans tune 8192x8192\n"
+            "  autotrans tune 8192x8192 4097x4095 --dtype float16\n"
+            "  autotrans tune 64x512x512 --dtype float64 --no-progress\n"
+            "  AUTOTRANS_CAPTURE=shapes.jsonl python train.py; autotrans tune --from shapes.jsonl")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (shape, dtype) to tune."""
+    shape: tuple
+    dtype: np.dtype
+
+    @property
+    def name(self) -> str:
+        return f"{format_shape(self.shape)} {self.dtype.name}"
+
+
+def register(sub) -> None:
+    sp = add_command(sub, "tune", run, HELP, DESCRIPTION, EXAMPLES)
+    sp.add_argument("shapes", nargs="*", type=shape_arg, metavar="SHAPE", help="MxN or BxMxN")
+    sp.add_argument("--from", dest="capture", metavar="FILE",
+                    help="also tune every (shape, dtype) of this capture file (AUTOTRANS_CAPTURE)")
+    add_dtype(sp)
+    add_cache_dir(sp)
+    add_progress(sp)
+
+    def check(args):
+        if not args.shapes and args.capture is None:
+            sp.error("give the shapes to tune, or --from FILE (or both)")
+
+    sp.set_defaults(check=check)
+
+
+def summary_line(result) -> str:
+    """One line per tuned shape: the winner and how it compares to memcpy."""
+    memcpy_gbps = getattr(result, "memcpy_gbps", None)
+    mem = f"memcpy {result.memcpy_us:.1f} µs"
+    if isinstance(memcpy_gbps, (int, float)):
+        mem += f" / {memcpy_gbps:.0f} GB/s"
+    return printable(f"{format_shape(result.shape)} {result.dtype}: {result.best.key}  "
+                     f"{result.time_us:.1f} µs  {result.gbps:.0f} GB/s = {result.frac_memcpy:.0%} "
+                     f"of memcpy ({mem}; {len(result.candidates)} timed, {len(result.failures)} failed)")
+
+
+def jobs(shapes, dtype, captured=()) -> list[Job]:
+    """The shapes given (in ``dtype``), then the captured (shape, dtype) pairs, each once."""
+    out = {}
+    for shape, dt in [(s, dtype) for s in shapes] + list(captured):
+        out.setdefault((as_bmn(shape), dt.name), Job(shape, dt))
+    return list(out.values())
+
+
+def _captured(path: str, alone: bool) -> list:
+    """The (shape, dtype) pairs of a capture file; UserError if it is no capture
+    file, or (``alone``: nothing else to tune) lists nothing."""
+    from ..api import capture
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"{path}: no such capture file")
+    if not p.is_file():
+        raise UserError(f"{path}: not a capture file (not a regular file)")
+    found = capture.read(p)
+    if not found:
+        hint = f"{path} lists no shapes (run your program with AUTOTRANS_CAPTURE={path} to fill it)"
+        if alone:
+            raise UserError(f"nothing to tune: {hint}")
+        note(hint)
+    return found
+
+
+def run(args, seen) -> int:
+    captured = _captured(args.capture, not args.shapes) if args.capture is not None else []
+    todo = jobs(args.shapes, args.dtype, captured)
+    need_gpu("tune")
+    if args.capture is None:
+        failed = sum(not _tune(job, args, False if args.no_progress else None) for job in todo)
+    else:
+        failed = _tune_all(todo, args, show=not args.no_progress and sys.stderr.isatty())
+    if cache_write_failed(seen):
+        err("results could not be saved to the cache (see the warning above)")
+        return EXIT_ERROR
+    return EXIT_ERROR if failed else 0
+
+
+def _tune_all(todo: list[Job], args, show: bool) -> int:
+    """Tune every job under one progress bar; returns how many failed."""
+    failed = 0
+    with _bar(show, len(todo)) as step:
+        for job in todo:
+            with step(job.name):
+                failed += not _tune(job, args, False)
+    return failed
+
+
+def _tune(job: Job, args, progress) -> bool:
+    """Tune one job and print its summary line, or its error; True if it worked."""
+    from .. import api
+    from ..backend.cuda import GPUUnavailable
+    try:
+        res = api.tune(job.shape, job.dtype, cache_dir=args.cache_dir, progress=progress)
+    except GPUUnavailable:
+        raise
+    except (ValueError, RuntimeError) as exc:
+        err(f"{job.name}: {exc}")
+        return False
+    print(summary_line(res), flush=True)
+    return True
+
+
+@contextlib.contextmanager
+def _bar(show: bool, total: int):
+    """One rich progress bar (on stderr) over ``total`` steps; yields
+    step(description), a context manager for one step."""
+    if not show:
+        yield lambda desc: contextlib.nullcontext()
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    # Lines printed meanwhile go above the bar; stdout is only taken over when it
+    # is the terminal too, so that redirected summaries stay on stdout.
+    with Progress(TextColumn("{task.description:<28}", markup=False), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=Console(stderr=True),
+                  redirect_stdout=sys.stdout.isatty()) as progress:
+        task = progress.add_task("tuning", total=total)
+
+        @contextlib.contextmanager
+        def step(desc: str):
+            progress.update(task, description=f"tuning {printable(desc)}")
+            try:
+                yield
+            finally:
+                progress.advance(task)
+
+        yield step
