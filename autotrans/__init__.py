@@ -9,12 +9,12 @@ compilation, the cache, the CLI) works without them.
 """
 from .core.version import VERSION as __version__
 
-from .api import Choice, cached, explain, transpose, tune
+from .api import Choice, DeviceArray, cached, explain, forget, transpose, tune
 from .backend.cuda import GPUUnavailable
 from .emulate.banks import bank_report
 from .kernels.config import KernelConfig, classic
 from .results.store import CacheKey, ResultCache
 from .tuning.runner import TuneResult
 
-__all__ = ["tune", "transpose", "explain", "cached", "KernelConfig", "classic", "TuneResult",
+__all__ = ["tune", "transpose", "explain", "cached", "forget", "DeviceArray", "KernelConfig", "classic", "TuneResult",
            "Choice", "ResultCache", "CacheKey", "GPUUnavailable", "bank_report", "__version__"]

@@ -73,6 +73,26 @@ def test_new_outputs_are_ordinary_gpuarrays():
     assert (y + 0).get().tobytes() == y.get().tobytes()
 
 
+def test_a_second_thread_can_transpose():
+    x = host_random((300, 200), np.float32)
+    g = ga().to_gpu(x)
+    got, errors = [], []
+
+    def work():
+        try:
+            y = autotrans.transpose(g)              # PyCUDA has no context on this thread
+            with driver.pycuda_current():
+                got.append(y.get().tobytes())
+        except Exception as exc:                    # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    import threading
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert not errors and got == [expect(x).tobytes()]
+
+
 def test_zero_size_dimensions():
     for shape in [(0, 5), (5, 0), (3, 0, 4), (0, 4, 4)]:
         y = autotrans.transpose(ga().empty(shape, np.float32))

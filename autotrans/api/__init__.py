@@ -1,6 +1,7 @@
 """The public API: tune, transpose, explain, cached."""
 from __future__ import annotations
 
+from ..backend.arrays import DeviceArray
 from ..tuning import runner
 from .launch import forget, transpose
 from .listing import cached
@@ -22,4 +23,4 @@ def tune(shape, dtype="float32", *, configs=None, cache_dir=None, save: bool = T
     return res
 
 
-__all__ = ["tune", "transpose", "explain", "cached", "choose", "Choice", "forget"]
+__all__ = ["tune", "transpose", "explain", "cached", "choose", "Choice", "forget", "DeviceArray"]

@@ -1,28 +1,77 @@
-"""transpose(): the hot path. A plan per input layout, worked out once; the
-kernel per (shape, element size, pointer alignment), chosen and loaded once."""
+"""transpose(): the hot path, for GPU arrays of any kind, from any thread.
+
+A plan per input layout (checked once), a launcher per (context, shape, element
+size, pointer alignment) with its config chosen from the winners index and its
+kernel loaded in the memory's own context; both memos are bounded LRUs.
+"""
 from __future__ import annotations
 
+import dataclasses
 import os
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
+from ..backend import arrays
 from ..backend import cuda as driver
+from ..backend import driver as cu
 from ..backend import memory
-from ..core.problem import as_bmn, dtype_of_size, elem_size
+from ..core.problem import as_bmn, dtype_of_size
+from ..kernels.config import KernelConfig
 from ..tuning import loader, runner
-from .select import choose
+from ..tuning.space import default_config
+from . import capture
+from .index import INDEX
 
 TUNE_ENV = "AUTOTRANS_TUNE"
+PLAN_LIMIT = 2048          # input layouts remembered
+LAUNCHER_LIMIT = 4096      # (context, shape, element size, alignment) launchers remembered
 
 
-_kernels: dict = {}
-_plans: dict = {}
+class LRU:
+    """A thread-safe mapping that forgets its least recently used entries past ``limit``."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._d: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            v = self._d.get(key)
+            if v is not None:
+                self._d.move_to_end(key)
+            return v
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._d[key] = value
+            self._d.move_to_end(key)
+            while len(self._d) > self.limit:
+                self._d.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+_plans = LRU(PLAN_LIMIT)
+_launchers = LRU(LAUNCHER_LIMIT)
+_kernels: dict = {}        # (context, config key) -> loaded Kernel; bounded by the search space
+_kernel_lock = threading.Lock()
+_gpuarray_types: set = set()
 
 
 def forget() -> None:
-    """Drop the in-process memo of configs and kernels (after the cache changed)."""
-    _kernels.clear()
+    """Drop the in-process memo of plans, choices and the winners index (after
+    the cache changed); loaded kernels stay loaded."""
     _plans.clear()
+    _launchers.clear()
+    INDEX.clear()
 
 
 def _want_tune(tune) -> bool:
@@ -31,87 +80,226 @@ def _want_tune(tune) -> bool:
     return os.environ.get(TUNE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def kernel_for(shape, elem_bytes: int, align: int = 16, tune=None):
-    """The loaded kernel transpose() launches for this shape and pointer
-    alignment (memoised); tunes first on a miss if tune (or AUTOTRANS_TUNE)."""
-    bmn = as_bmn(shape)
-    memo = (bmn, elem_bytes, align)
-    k = _kernels.get(memo)
-    if k is None:
-        dev = driver.device()
-        choice = choose(bmn, elem_bytes, dev.id.text, dev.limits, align=align)
-        if choice.source not in ("exact", "shipped") and _want_tune(tune):
-            runner.tune(bmn, dtype_of_size(elem_bytes))
+# -- configs and kernels -----------------------------------------------------
+
+def config_problems(cfg: KernelConfig, bmn, elem_bytes: int, align: int, dev) -> list[str]:
+    """Why cfg must not be launched for this problem on this device (empty: it may)."""
+    p = []
+    if cfg.elem_bytes != elem_bytes:
+        p.append(f"it moves {cfg.elem_bytes}-byte elements, the array has {elem_bytes}-byte ones")
+    if cfg.pointer_align > align:
+        p.append(f"it needs {cfg.pointer_align}-byte aligned pointers, these are {align}-byte aligned")
+    if not cfg.aligned_for(bmn):
+        p.append(f"rows of this shape are not {cfg.vec_bytes}-byte aligned")
+    p += dev.limits.problems(cfg.threads, cfg.smem_bytes)
+    extra = getattr(cfg, "launch_problems", None)
+    if extra is not None:
+        p += list(extra(bmn))
+    if cfg.blocks(bmn) > dev.max_grid_x:
+        p.append(f"{cfg.blocks(bmn)} blocks > the device's grid limit {dev.max_grid_x}")
+    return p
+
+
+def _choose(bmn, e: int, align: int, dev, ctx: int, tune, dtype) -> KernelConfig:
+    choice = INDEX.choose(bmn, e, dev.id.text, dev.limits, align=align)
+    if choice.source not in ("exact", "shipped"):
+        if _want_tune(tune) and ctx == driver.home_context():
+            with driver.pycuda_current():
+                runner.tune(bmn, dtype_of_size(e))
             forget()
-            choice = choose(bmn, elem_bytes, dev.id.text, dev.limits, align=align)
-        k = _kernels[memo] = loader.kernel(choice.config)
+            choice = INDEX.choose(bmn, e, dev.id.text, dev.limits, align=align)
+        if choice.source not in ("exact", "shipped") and min(bmn) > 0:
+            capture.note(bmn, dtype)
+    cfg = choice.config
+    why = config_problems(cfg, bmn, e, align, dev)
+    if why:
+        cfg = default_config(bmn, e, dev.limits, max_vec=align)
+        still = config_problems(cfg, bmn, e, align, dev)
+        if still:
+            raise ValueError(f"no kernel can transpose shape {bmn} of {e}-byte elements here: "
+                             f"{choice.config.key}: {'; '.join(why)}; {cfg.key}: {'; '.join(still)}")
+    return cfg
+
+
+def _kernel(cfg: KernelConfig, ctx: int, arch: str) -> driver.Kernel:
+    """cfg compiled for arch (or found in the store), loaded in ctx, once."""
+    k = _kernels.get((ctx, cfg.key))
+    if k is None:
+        with _kernel_lock:
+            k = _kernels.get((ctx, cfg.key))
+            if k is None:
+                k = _kernels[(ctx, cfg.key)] = loader.kernel(cfg, arch, ctx)
     return k
 
 
-def _check_input(x) -> int:
-    if isinstance(x, np.ndarray):
-        raise TypeError("autotrans.transpose expects a pycuda GPUArray, got a NumPy array in host "
-                        "memory; copy it to the GPU first with pycuda.gpuarray.to_gpu(x)")
-    if not driver.is_gpuarray(x):
-        raise TypeError(f"autotrans.transpose expects a pycuda GPUArray, got {type(x).__name__}")
-    if x.ndim not in (2, 3):
-        raise ValueError(f"expected a 2-D (M, N) or 3-D batched (B, M, N) array, got {x.ndim}-D "
-                         f"shape {x.shape}")
-    e = elem_size(x.dtype)
-    if not x.flags.c_contiguous:
-        order = "Fortran-ordered" if x.flags.f_contiguous else "non-contiguous (a slice or strided view)"
-        raise ValueError(f"the input is {order}; autotrans needs C-contiguous arrays (copy it first)")
-    return e
+def _launcher(bmn, e: int, align: int, ctx: int, ordinal: int, tune, dtype):
+    key = (ctx, bmn, e, align)
+    f = _launchers.get(key)
+    if f is None:
+        dev = driver.device_info(ordinal)
+        cfg = _choose(bmn, e, align, dev, ctx, tune, dtype)
+        f = _kernel(cfg, ctx, dev.arch).launcher(bmn)
+        _launchers.put(key, f)
+    return f
 
+
+def kernel_for(shape, elem_bytes: int, align: int = 16, tune=None, ordinal: int | None = None):
+    """The loaded kernel transpose() launches for this shape and pointer
+    alignment on device ``ordinal`` (default: PyCUDA's device), in its primary
+    context; tunes first on a miss if tune (or AUTOTRANS_TUNE)."""
+    bmn = as_bmn(shape)
+    ordinal = driver.device().ordinal if ordinal is None else ordinal
+    dev, ctx = driver.device_info(ordinal), cu.primary(ordinal)
+    return _kernel(_choose(bmn, elem_bytes, align, dev, ctx, tune, dtype_of_size(elem_bytes)), ctx, dev.arch)
+
+
+# -- plans ---------------------------------------------------------------------
 
 class _Plan:
     """Everything a transpose of one input layout needs, worked out once."""
 
-    def __init__(self, x, tune):
-        self.e = _check_input(x)
-        self.bmn = as_bmn(x.shape)
-        self.dtype = x.dtype
-        self.oshape = tuple(x.shape[:-2]) + (x.shape[-1], x.shape[-2])
-        self.empty = x.size == 0
+    def __init__(self, info: arrays.ArrayInfo, tune):
+        why = arrays.layout_problem(info)
+        if why:
+            raise (TypeError if "itemsize" in why else ValueError)(why)
+        self.kind, self.info = info.kind, dataclasses.replace(info, ptr=0, keep=None)   # layout only
+        self.e = info.itemsize
+        self.bmn = as_bmn(info.shape)
+        self.oshape = tuple(info.shape[:-2]) + (info.shape[-1], info.shape[-2])
+        self.nbytes = info.nbytes
+        self.empty = self.nbytes == 0
         self.tune = tune
-        self.new_out = memory.OutputMaker(self.oshape, self.dtype)
-        self.launchers = {}   # (src | dst) & 15 -> launch(src, dst, stream)
+        self.dtype = info.native if isinstance(info.native, np.dtype) else dtype_of_size(self.e)
+        self.new_gpuarray = memory.OutputMaker(self.oshape, info.native) if info.kind == "pycuda" else None
 
-    def launch(self, src: int, dst: int, stream) -> None:
+    def launch(self, src: int, dst: int, ctx: int, ordinal: int, stream: int) -> None:
         low = (src | dst) & 15
-        f = self.launchers.get(low)
-        if f is None:
-            align = 16 if low == 0 else low & -low
-            f = self.launchers[low] = kernel_for(self.bmn, self.e, align, self.tune).launcher(self.bmn)
-        f(src, dst, stream)
+        align = 16 if low == 0 else low & -low
+        _launcher(self.bmn, self.e, align, ctx, ordinal, self.tune, self.dtype)(src, dst, stream)
 
 
-def _check_out(x, out, oshape) -> None:
-    if not driver.is_gpuarray(out):
-        raise TypeError(f"out must be a pycuda GPUArray, got {type(out).__name__}")
-    if tuple(out.shape) != oshape or out.dtype != x.dtype:
-        raise ValueError(f"out must have shape {oshape} and dtype {x.dtype}, "
-                         f"got {tuple(out.shape)} {out.dtype}")
-    if not out.flags.c_contiguous:
+def _plan(key, info, tune) -> _Plan:
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _Plan(info, tune)
+        _plans.put(key, plan)
+    return plan
+
+
+def _locate(ptr: int, what: str) -> cu.Pointer:
+    loc = cu.locate(ptr)
+    if loc.memory == cu.MEMORY_HOST:
+        raise TypeError(f"{what} is in host memory; autotrans needs device memory (copy it to the GPU first)")
+    if loc.memory not in (cu.MEMORY_DEVICE, cu.MEMORY_UNIFIED):
+        raise ValueError(f"{what}'s pointer {ptr:#x} is not CUDA device memory of this process")
+    return loc
+
+
+# -- out= -------------------------------------------------------------------------
+
+def _check_out(plan: _Plan, src: int, out, loc: cu.Pointer | None, stream: int) -> tuple[arrays.ArrayInfo, int]:
+    """out described, and the pointer to write; ValueError/TypeError if it does not fit."""
+    try:
+        o = arrays.describe(out, stream)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"out: {exc}") from None
+    x = plan.info
+    same_type = o.dtype == x.dtype or "void" in (o.dtype[:4], x.dtype[:4])
+    if tuple(o.shape) != plan.oshape or o.itemsize != x.itemsize or not same_type:
+        raise ValueError(f"out must have shape {plan.oshape} and dtype {x.dtype}, "
+                         f"got {tuple(o.shape)} {o.dtype}")
+    if not arrays.c_contiguous(o.shape, o.strides, o.itemsize):
         raise ValueError("out must be C-contiguous")
-    if x.nbytes and x.ptr < out.ptr + out.nbytes and out.ptr < x.ptr + x.nbytes:
+    if o.readonly:
+        raise ValueError("out is read-only")
+    if plan.empty:
+        return o, 0
+    if src < o.ptr + plan.nbytes and o.ptr < src + plan.nbytes:
         raise ValueError("out overlaps the input; a transpose cannot be done in place here")
+    oloc = _locate(o.ptr, "out")
+    if oloc.ctx != loc.ctx:
+        raise ValueError(f"out is on device {oloc.ordinal} (or another context), the input on device "
+                         f"{loc.ordinal}; both must be on one device")
+    return o, o.ptr
+
+
+# -- the entry point -----------------------------------------------------------
+
+def _gpuarray_plan(x, tune) -> _Plan:
+    key = (type(x), x.shape, x.dtype, x.strides, tune)
+    plan = _plans.get(key)
+    return plan if plan is not None else _plan(key, arrays._pycuda(x), tune)
 
 
 def transpose(x, out=None, stream=None, *, tune=None):
-    """Transpose a C-contiguous GPUArray: (M, N) -> (N, M), or a batch
-    (B, M, N) -> (B, N, M). Writes into ``out`` if given, else returns a new
-    array. Uses the best cached config for this GPU and shape (see explain());
-    tune=True (or AUTOTRANS_TUNE=1) tunes shapes that have no cached result."""
-    try:
-        plan = _plans[(type(x), x.shape, x.dtype, x.strides, tune)]
-    except (KeyError, AttributeError, TypeError):
-        plan = _Plan(x, tune)
-        _plans[(type(x), x.shape, x.dtype, x.strides, tune)] = plan
-    if out is None:
-        out = plan.new_out()
+    """Transpose a C-contiguous GPU array: (M, N) -> (N, M), or a batch
+    (B, M, N) -> (B, N, M).
+
+    x: a PyCUDA GPUArray, torch CUDA tensor, CuPy array, Numba device array, JAX
+    array, or anything exposing __cuda_array_interface__ or DLPack. Returns an
+    array of the same kind on the same device (writes into ``out``, of any
+    supported kind, if given). stream: a PyCUDA, torch or CuPy stream or a raw
+    cudaStream_t int; by default torch and CuPy inputs run on their framework's
+    current stream, others on the producer's stream (CAI v3) or the legacy
+    default stream. Work the producer enqueued on its stream is waited for (an
+    event, never a host synchronize). Uses the best cached config for the
+    device and shape (see explain()); tune=True (or AUTOTRANS_TUNE=1) tunes
+    shapes without a cached result.
+    """
+    explicit = None if stream is None else arrays.stream_handle(stream)
+    t = type(x)
+    if t in _gpuarray_types or (t.__module__.startswith("pycuda") and driver.is_gpuarray(x)):
+        _gpuarray_types.add(t)
+        plan = _gpuarray_plan(x, tune)
+        src, producer, keep = (int(x.gpudata) if x.gpudata is not None else 0), None, None
     else:
-        _check_out(x, out, plan.oshape)
-    if not plan.empty:
-        plan.launch(int(x.gpudata), int(out.gpudata), stream)
-    return out
+        info = arrays.describe(x, explicit or 0)
+        plan = _plan((info.kind, info.shape, info.strides, info.itemsize, info.dtype, info.native, tune),
+                     info, tune)
+        src, producer, keep = info.ptr, info.stream, info.keep
+    kind = plan.kind
+    if plan.empty:
+        return _empty_result(plan, out, explicit or 0)
+    loc = _locate(src, "the input")
+    ctx, ordinal = loc.ctx, loc.ordinal
+    h = explicit
+    if h is None:
+        h = arrays.current_stream(kind, ordinal)
+        if h is None:
+            h = producer or 0
+    elif kind in ("torch", "cupy"):
+        producer = arrays.current_stream(kind, ordinal)   # what their CAI would export
+    if producer is not None:
+        cu.wait(ctx, h, producer)
+    made = None
+    if out is not None:
+        o, dst = _check_out(plan, src, out, loc, h)
+        if o.stream is not None:
+            cu.wait(ctx, h, o.stream)                     # earlier users of out go first
+        result = out
+    elif kind == "pycuda":
+        result = plan.new_gpuarray()
+        dst = int(result.gpudata)
+    else:
+        made = arrays.new_output(plan.info, plan.oshape, ctx, ordinal)
+        dst = made.ptr
+    plan.launch(src, dst, ctx, ordinal, h)
+    if made is not None:
+        if explicit is not None:
+            arrays.record_stream(made.value, kind, stream, h, ordinal)
+        if keep is not None and isinstance(made.value, arrays.DeviceArray):
+            made.value.keep = keep                        # the producer's memory outlives our read
+        result = arrays.finish(made, kind, h)
+    return result
+
+
+def _empty_result(plan: _Plan, out, stream: int):
+    """Nothing to move: out (checked), or a new empty array of the input's kind."""
+    if out is not None:
+        _check_out(plan, 0, out, None, stream)
+        return out
+    if plan.kind == "pycuda":
+        return plan.new_gpuarray()
+    ordinal = plan.info.device or 0
+    made = arrays.new_output(plan.info, plan.oshape, cu.primary(ordinal), ordinal)
+    return arrays.finish(made, plan.kind, stream)

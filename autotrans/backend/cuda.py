@@ -1,8 +1,11 @@
-"""The one module that imports PyCUDA (lazily): the context, the device, loaded
-kernels and launches.
+"""The one module that imports PyCUDA (lazily), and the device, kernel and
+launch types everything else uses.
 
-Everything else in autotrans calls these functions; without PyCUDA or a GPU they
-raise GPUUnavailable with the reason, and the rest of the package still works.
+Kernels load and launch through the driver API (backend.driver, ctypes), in
+the context that owns the memory they touch, from any thread and on any stream
+handle; PyCUDA is needed only for GPUArrays, autotrans' memory pool and the
+tuner's buffers and events. Without PyCUDA or a GPU these raise GPUUnavailable
+with the reason, and the rest of the package still works.
 """
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ import functools
 import os
 import re
 import struct
+import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,35 +24,52 @@ from ..core.device import DeviceId, Limits
 from ..core.problem import as_bmn
 from ..kernels.config import KernelConfig
 from ..kernels.templates import ARGS
+from . import driver as cu
+from .driver import CudaError, GPUUnavailable
+
+__all__ = ["GPUUnavailable", "CudaError", "cuda", "gpuarray", "is_gpuarray", "device", "device_info",
+           "DeviceInfo", "load_module", "Kernel", "function", "synchronize", "event", "memory_pool",
+           "pycuda_current", "home_context"]
 
 STATIC_SMEM_LIMIT = 48 * 1024
 
 
-class GPUUnavailable(RuntimeError):
-    """No usable GPU: PyCUDA is missing, the driver cannot load, or no device."""
+@dataclass
+class _Home:
+    """PyCUDA's context (made current in the thread that first needed it)."""
+    ctx: object = None      # the pycuda Context
+    handle: int = 0         # its CUcontext
+    ordinal: int = 0
+    thread: int = 0
+
+
+_home = _Home()
 
 
 @functools.lru_cache(maxsize=None)
 def cuda():
-    """pycuda.driver, initialised, with a current context (the device's primary
-    context, shared with torch and CuPy, unless the caller made one current)."""
+    """pycuda.driver, initialised, with a current context (the primary context of
+    $AUTOTRANS_DEVICE (default 0), shared with torch and CuPy, unless the caller
+    made one current)."""
     try:
         import pycuda.driver as drv
     except ImportError as e:
         raise GPUUnavailable(
-            f"PyCUDA cannot be imported ({e}). autotrans needs PyCUDA and an NVIDIA GPU for "
-            "tuning and transposes: pip install 'autotrans[cuda]' (building PyCUDA needs the "
-            "CUDA toolkit).") from e
+            f"PyCUDA cannot be imported ({e}). autotrans needs PyCUDA for GPUArrays and tuning: "
+            "pip install 'autotrans[cuda]' (building PyCUDA needs the CUDA toolkit).") from e
     try:
         drv.init()
         if drv.Device.count() == 0:
             raise GPUUnavailable("no CUDA device found")
-        if drv.Context.get_current() is None:
+        ctx = drv.Context.get_current()
+        if ctx is None:
             ctx = drv.Device(int(os.environ.get("AUTOTRANS_DEVICE", "0"))).retain_primary_context()
             ctx.push()
             atexit.register(_release, ctx)
     except drv.Error as e:
         raise GPUUnavailable(f"CUDA could not start: {e}") from e
+    _home.ctx, _home.handle = ctx, cu.current()
+    _home.ordinal, _home.thread = cu.current_device(), threading.get_ident()
     return drv
 
 
@@ -59,6 +81,29 @@ def _release(ctx) -> None:
         clear_context_caches()
 
 
+def home_context() -> int:
+    """The CUcontext PyCUDA works in (GPUArrays, the pool, tuning)."""
+    cuda()
+    return _home.handle
+
+
+class pycuda_current:
+    """``with pycuda_current():`` PyCUDA's context is current for PyCUDA calls on
+    this thread (PyCUDA keeps a context stack per thread; other threads start
+    with none). Pushed and popped again, so a thread never exits holding it."""
+    __slots__ = ("pushed",)
+
+    def __enter__(self):
+        cuda()
+        self.pushed = threading.get_ident() != _home.thread
+        if self.pushed:
+            _home.ctx.push()
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            _home.ctx.pop()
+
+
 def gpuarray():
     """The pycuda.gpuarray module (with the context ready)."""
     cuda()
@@ -67,6 +112,8 @@ def gpuarray():
 
 
 def is_gpuarray(x) -> bool:
+    if not type(x).__module__.startswith("pycuda"):
+        return False
     try:
         return isinstance(x, gpuarray().GPUArray)
     except GPUUnavailable:
@@ -81,6 +128,8 @@ class DeviceInfo:
     l2_bytes: int
     max_threads: int
     smem_optin: int
+    ordinal: int = 0
+    max_grid_x: int = 2 ** 31 - 1
 
     @property
     def arch(self) -> str:
@@ -119,62 +168,103 @@ def _driver_release() -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def device_info(ordinal: int) -> DeviceInfo:
+    """Device ``ordinal``'s identity (the fingerprint its results are stored
+    under) and limits, through the driver API (no PyCUDA needed)."""
+    a = functools.partial(cu.attribute, ordinal)
+    v = cu.driver_version()
+    cc = (a("cc_major"), a("cc_minor"))
+    name = "".join(ch if ch.isprintable() and ch != "|" else "?" for ch in cu.device_name(ordinal)) or "GPU"
+    ident = DeviceId(name, f"sm_{cc[0]}{cc[1]}", a("sms"), _driver_release(), f"{v // 1000}.{v % 1000 // 10}")
+    return DeviceInfo(ident, cc, l2_bytes=a("l2_bytes"), max_threads=a("max_threads"),
+                      smem_optin=a("smem_optin"), ordinal=ordinal, max_grid_x=a("max_grid_x"))
+
+
+@functools.lru_cache(maxsize=None)
 def device() -> DeviceInfo:
-    """The current device (raises GPUUnavailable without one)."""
-    drv = cuda()
-    dev = drv.Context.get_device()
-    a = drv.device_attribute
-    v = drv.get_driver_version()
-    cc = tuple(dev.compute_capability())
-    name = "".join(ch if ch.isprintable() and ch != "|" else "?" for ch in dev.name()) or "GPU"
-    ident = DeviceId(name, f"sm_{cc[0]}{cc[1]}", dev.get_attribute(a.MULTIPROCESSOR_COUNT),
-                     _driver_release(), f"{v // 1000}.{v % 1000 // 10}")
-    return DeviceInfo(ident, cc, l2_bytes=dev.get_attribute(a.L2_CACHE_SIZE),
-                      max_threads=dev.get_attribute(a.MAX_THREADS_PER_BLOCK),
-                      smem_optin=dev.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN))
+    """PyCUDA's device (the one tuning runs on; raises GPUUnavailable without one)."""
+    cuda()
+    return device_info(_home.ordinal)
 
 
 _modules: dict = {}
+_modules_lock = threading.Lock()
 
 
-def load_module(digest: str, image: bytes):
-    """A loaded module from a cubin image (kept per process by its hash)."""
-    mod = _modules.get(digest)
+def load_module(digest: str, image: bytes, ctx: int | None = None) -> cu.Module:
+    """A module from a cubin image, loaded once per process and context
+    (default: PyCUDA's context), by its hash."""
+    ctx = home_context() if ctx is None else ctx
+    mod = _modules.get((ctx, digest))
     if mod is None:
-        mod = _modules[digest] = cuda().module_from_buffer(image)
+        with _modules_lock:
+            mod = _modules.get((ctx, digest))
+            if mod is None:
+                mod = _modules[(ctx, digest)] = cu.Module(ctx, image)
     return mod
+
+
+def stream_handle(stream) -> int:
+    """None, a raw CUstream int or a PyCUDA Stream, as a raw handle."""
+    if stream is None:
+        return 0
+    if type(stream) is int:
+        return stream
+    return int(stream.handle)
 
 
 class Kernel:
     """A loaded transpose kernel: call it with (src, dst, shape[, stream])."""
 
-    def __init__(self, cfg: KernelConfig, module):
+    def __init__(self, cfg: KernelConfig, module: cu.Module):
         self.cfg = cfg
-        self.fn = module.get_function(cfg.name)
+        self.fn = module.function(cfg.name, ARGS)
         if cfg.smem_bytes > STATIC_SMEM_LIMIT:
-            self.fn.set_attribute(cuda().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, cfg.smem_bytes)
+            self.fn.set_max_dynamic_smem(cfg.smem_bytes)
         self._block = (cfg.threads, 1, 1)
         self._smem = cfg.smem_bytes
-        self._launch = self.fn._launch_kernel  # prepared: arguments packed here, once per call
+
+    @property
+    def ctx(self) -> int:
+        return self.fn.ctx
 
     def __call__(self, src, dst, shape, stream=None) -> None:
         b, m, n = as_bmn(shape)
-        args = ARGS.pack(int(src), int(dst), b, m, n)
-        self._launch((self.cfg.blocks((b, m, n)), 1, 1), self._block, args, self._smem, stream)
+        try:
+            self.fn.launch((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, stream_handle(stream),
+                           int(src), int(dst), b, m, n)
+        except CudaError as e:
+            _reraise(e)
 
     def launcher(self, shape):
-        """A fast launch(src, dst, stream) for one fixed shape."""
+        """A fast launch(src, dst, stream=None) for one fixed shape; stream is
+        None, a raw handle or a PyCUDA Stream."""
         b, m, n = as_bmn(shape)
-        grid, block, smem, launch, pack = (self.cfg.blocks((b, m, n)), 1, 1), self._block, \
-            self._smem, self._launch, ARGS.pack
-        return lambda src, dst, stream=None: launch(grid, block, pack(src, dst, b, m, n), smem, stream)
+        grid, block, smem, launch = (self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, self.fn.launch
+
+        def go(src, dst, stream=None):
+            try:
+                launch(grid, block, smem, stream if type(stream) is int else stream_handle(stream),
+                       src, dst, b, m, n)
+            except CudaError as e:
+                _reraise(e)
+        return go
 
 
-def function(module, name: str, fmt: str):
+def _reraise(e: CudaError):
+    """A failed launch as PyCUDA's LaunchError where PyCUDA is in use (the tuner
+    records those as a candidate's failure), else as it is."""
+    drv = sys.modules.get("pycuda.driver")
+    if drv is not None and hasattr(drv, "LaunchError"):
+        raise drv.LaunchError(str(e)) from e
+    raise e
+
+
+def function(module: cu.Module, name: str, fmt: str):
     """launch(grid, block, *args, stream=None) of a plain kernel whose
     parameters pack with struct format ``fmt``."""
-    fn, pack = module.get_function(name)._launch_kernel, struct.Struct(fmt).pack
-    return lambda grid, block, *args, stream=None: fn(grid, block, pack(*args), 0, stream)
+    fn = module.function(name, struct.Struct(fmt))
+    return lambda grid, block, *args, stream=None: fn.launch(grid, block, 0, stream_handle(stream), *args)
 
 
 def synchronize() -> None:

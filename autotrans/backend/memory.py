@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
-from .cuda import cuda, gpuarray, memory_pool
+from . import cuda as _cuda
+from .cuda import cuda, gpuarray, memory_pool, pycuda_current
 
 
 def empty(shape, dtype):
@@ -25,14 +27,22 @@ class OutputMaker:
     the usual way, and only the memory is new."""
 
     def __init__(self, shape, dtype):
-        proto = empty(shape, dtype)
-        self._cls, self._nbytes, self._alloc = type(proto), proto.nbytes, memory_pool().allocate
-        self._attrs = {k: v for k, v in vars(proto).items() if k != "gpudata"}
+        with pycuda_current():
+            proto = empty(shape, dtype)
+            self._cls, self._nbytes, self._alloc = type(proto), proto.nbytes, memory_pool().allocate
+            self._attrs = {k: v for k, v in vars(proto).items() if k != "gpudata"}
+            del proto
 
     def __call__(self):
         a = self._cls.__new__(self._cls)
         a.__dict__.update(self._attrs)
-        a.gpudata = self._alloc(self._nbytes) if self._nbytes else None
+        if not self._nbytes:
+            a.gpudata = None
+        elif threading.get_ident() == _cuda._home.thread:
+            a.gpudata = self._alloc(self._nbytes)
+        else:
+            with pycuda_current():      # PyCUDA's context stack is per thread
+                a.gpudata = self._alloc(self._nbytes)
         return a
 
 

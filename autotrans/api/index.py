@@ -1,0 +1,78 @@
+"""The winners transpose() chooses from, per (cache file, device, element size):
+read once per process through select.usable_entries() and read again only when
+the cache file changes (its mtime, size or inode), so a shape never seen before
+costs a lookup, not a parse of every stored record. Thread-safe."""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.device import Limits
+from ..results.store import ResultCache
+from . import select
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What says the cache file changed: its mtime, size and inode, and SQLite's
+    file change counter (header bytes 24-27, bumped by every committed write in
+    rollback-journal mode, so two writes within one clock tick still differ).
+    All None while the file is missing."""
+    mtime_ns: int | None
+    size: int | None
+    inode: int | None
+    counter: bytes | None = None
+
+    @classmethod
+    def of(cls, path: Path) -> "Stamp":
+        try:
+            with open(path, "rb") as f:
+                st = os.fstat(f.fileno())
+                f.seek(24)
+                counter = f.read(4)
+        except OSError:
+            return cls(None, None, None)
+        return cls(st.st_mtime_ns, st.st_size, st.st_ino, counter)
+
+
+class Index:
+    """select.usable_entries() per (cache file, fingerprint, element size), kept
+    until the file's Stamp changes; loads counts the reads (for tests)."""
+
+    def __init__(self, shipped=None):
+        self._shipped = shipped
+        self._tables: dict = {}
+        self._lock = threading.Lock()
+        self.loads = 0
+
+    def entries(self, fingerprint: str, elem_bytes: int, cache: ResultCache):
+        key = (str(cache.path), fingerprint, elem_bytes)
+        stamp = Stamp.of(cache.path)
+        hit = self._tables.get(key)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        with self._lock:
+            hit = self._tables.get(key)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
+            # the stamp is taken before reading: a write during the read makes the next call read again
+            found = select.usable_entries(fingerprint, elem_bytes, cache, shipped=self._shipped)
+            self._tables[key] = (stamp, found)
+            self.loads += 1
+            return found
+
+    def choose(self, shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
+               cache: ResultCache | None = None, align: int = 16) -> select.Choice:
+        """select.choose() over the indexed entries (cache: default ResultCache())."""
+        cache = cache if cache is not None else ResultCache()
+        return select.choose(shape, elem_bytes, fingerprint, limits, cache, align=align, shipped=self._shipped,
+                             entries=self.entries(fingerprint, elem_bytes, cache))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tables.clear()
+
+
+INDEX = Index()
