@@ -328,6 +328,11 @@ def test_tune_without_gpu(run, no_gpu, cache_dir):
     assert not (cache_dir / "results.sqlite").exists()
 
 
+def test_tune_devices_without_gpu_or_with_a_bad_list(run, no_gpu, cache_dir):
+    assert_user_error(run("tune", "256x256", "--devices", "all", "--no-progress"), "no GPU")
+    assert not (cache_dir / "results.sqlite").exists()
+
+
 def test_bench_without_gpu(run, no_gpu):
     assert_user_error(run("bench", "256x256"))
 

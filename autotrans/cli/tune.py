@@ -21,7 +21,8 @@ DESCRIPTION = (
 EXAMPLES = ("  autotrans tune 8192x8192\n"
             "  autotrans tune 8192x8192 4097x4095 --dtype float16\n"
             "  autotrans tune 64x512x512 --dtype float64 --no-progress\n"
-            "  AUTOTRANS_CAPTURE=shapes.jsonl python train.py; autotrans tune --from shapes.jsonl")
+            "  AUTOTRANS_CAPTURE=shapes.jsonl python train.py; autotrans tune --from shapes.jsonl\n"
+            "  autotrans tune 8192x8192 4096x4096 8192x1024 --devices all   # one worker per GPU")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ def register(sub) -> None:
     sp.add_argument("shapes", nargs="*", type=shape_arg, metavar="SHAPE", help="MxN or BxMxN")
     sp.add_argument("--from", dest="capture", metavar="FILE",
                     help="also tune every (shape, dtype) of this capture file (AUTOTRANS_CAPTURE)")
+    sp.add_argument("--devices", metavar="all|0,1,...",
+                    help="spread the shapes over these GPUs, one worker process each (results go into "
+                         "the one cache)")
     add_dtype(sp)
     add_cache_dir(sp)
     add_progress(sp)
@@ -91,6 +95,8 @@ def _captured(path: str, alone: bool) -> list:
 def run(args, seen) -> int:
     captured = _captured(args.capture, not args.shapes) if args.capture is not None else []
     todo = jobs(args.shapes, args.dtype, captured)
+    if args.devices is not None:
+        return _tune_spread(todo, args)
     need_gpu("tune")
     if args.capture is None:
         failed = sum(not _tune(job, args, False if args.no_progress else None) for job in todo)
@@ -110,6 +116,31 @@ def _tune_all(todo: list[Job], args, show: bool) -> int:
             with step(job.name):
                 failed += not _tune(job, args, False)
     return failed
+
+
+def _tune_spread(todo: list[Job], args) -> int:
+    """Tune over several GPUs (tuning.parallel), one progress bar over all jobs."""
+    from ..backend import driver
+    from ..tuning import parallel
+    try:
+        devices = parallel.parse_devices(args.devices, driver.device_count())
+    except driver.GPUUnavailable as exc:
+        raise UserError(f"no GPU: tune needs an NVIDIA GPU ({exc})") from None
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    show = not args.no_progress and sys.stderr.isatty()
+    failed = 0
+    with _bar(show, len(todo)) as step:
+        def done(line):
+            nonlocal failed
+            with step(f"{format_shape(line['shape'])} {line['dtype']}"):
+                if line.get("ok"):
+                    print(printable(line["summary"]), flush=True)
+                else:
+                    failed += 1
+                    err(f"{format_shape(line['shape'])} {line['dtype']}: {line.get('error')}")
+        parallel.run([(j.shape, j.dtype) for j in todo], devices, cache_dir=args.cache_dir, on_done=done)
+    return EXIT_ERROR if failed else 0
 
 
 def _tune(job: Job, args, progress) -> bool:
