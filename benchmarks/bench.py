@@ -1,122 +1,132 @@
-"""The performance benchmark: autotrans against memcpy of the same bytes, the
-seeds' best kernel, torch, CuPy and XLA, on the cases of the performance issue,
-in one run on one GPU. Writes a markdown and a JSON file:
+"""Benchmark autotrans against the copy roofline and its peers on one GPU.
 
-    python benchmarks/bench.py --out benchmarks/results           # all cases
-    python benchmarks/bench.py 8192x8192:float32 --out /tmp/r      # chosen cases
+The zoo and the held-out shapes, against cudaMemcpy and a 16-byte copy kernel,
+torch eager, torch.compile, CuPy, cuBLAS geam and XLA, in one process
+(method: autotrans/tools/benchmark.py). After every case
+it rewrites benchmarks/results/<gpu>.json and the report <gpu>.md made from it;
+at the end it measures tune() time in fresh processes.
+
+    python benchmarks/bench.py                  # zoo + held-out shapes + tune() times
+    python benchmarks/bench.py --quick          # 20 cases
+    python benchmarks/bench.py --cases 'float16$' --no-tune-times
+    python benchmarks/bench.py --resume         # finish a run that --budget-s cut short
+    python benchmarks/bench.py --list           # the cases (no GPU needed)
+
+Run benchmarks/grid.py first when the kernels or the search space changed: the
+untuned column uses the shipped results in cache/.
 """
+from __future__ import annotations
+
 import argparse
-import datetime
-import json
-import os
-import subprocess
+import re
 import sys
-import tempfile
 from pathlib import Path
 
-import numpy as np
+from autotrans.tools import benchmark as bm
 
-import autotrans
-from autotrans.backend import cuda as driver
-from autotrans.tools import benchmark
-from autotrans.tuning.space import space_id
-
-MIB = 1 << 20
+REPO = Path(__file__).resolve().parent.parent
+TUNE_TIME_CASES = (((16384, 16384), "float32"), ((4097, 4095), "float32"))
+TUNE_TIME_RESERVE_S = 60.0     # of the budget, kept for the tune() time runs
 
 
-def target(row):
-    """(description, required fraction of memcpy) for a row, or None."""
-    shape, e = tuple(row["shape"][1:]), np.dtype(row["dtype"]).itemsize
-    nbytes = int(np.prod(row["shape"])) * e
-    if shape == (4097, 4095):
-        return "4097x4095", 0.90
-    if shape in ((65536, 64), (64, 65536)):
-        return "65536x64 / 64x65536", 0.80
-    if shape == (1024, 1024):
-        return "1024²: kernel <= 1.3x memcpy time", 1 / 1.3
-    if nbytes >= 64 * MIB:
-        return {1: ("≥64 MiB, 1-byte", 0.90), 2: ("≥64 MiB, 2-byte", 0.93)}.get(e, ("≥64 MiB, 4/8/16-byte", 0.95))
-    return None
+def select(args) -> list[bm.Case]:
+    cases = bm.quick() if args.quick else bm.zoo() + bm.held_out()
+    if args.held_out_only:
+        cases = [c for c in cases if c.held_out]
+    if args.cases:
+        rx = re.compile(args.cases)
+        cases = [c for c in cases if rx.search(c.name)]
+    return cases
 
 
-def targets_table(rows):
-    lines = ["| case | target | autotrans | met | beats torch & CuPy | XLA time / autotrans time* |",
-             "|---|---|---:|---|---|---:|"]
-    for r in rows:
-        t = target(r)
-        peers = [r.get(k) for k in ("torch_us", "cupy_us") if r.get(k)]
-        beats = all(r["autotrans_us"] < p for p in peers) if peers else None
-        xla = r["jax_us"] / r["autotrans_us"] if r.get("jax_us") else None
-        shape = "x".join(map(str, r["shape"][1:]))
-        lines.append(f"| {shape} {r['dtype']} | {t[0] + ' ≥ ' + format(t[1], '.2f') if t else '–'} | "
-                     f"{r['frac_memcpy']:.3f} | {'yes' if t and r['frac_memcpy'] >= t[1] else ('**no**' if t else '–')} | "
-                     f"{'yes' if beats else ('**no**' if beats is False else '–')} | "
-                     f"{xla if xla else float('nan'):.2f} |")
-    return "\n".join(lines) + "\n"
+def default_name(gpu_name: str) -> str:
+    """"NVIDIA H200" -> "h200"."""
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", gpu_name.lower()) if w and w != "nvidia"]
+    return words[0] if words else "gpu"
 
 
-def tune_times(shape, dtype):
-    """tune() seconds in a fresh process with an empty kernel cache (cold), then
-    in another fresh process with the kernels compiled (warm)."""
-    code = ("import time, autotrans; t = time.perf_counter(); "
-            f"autotrans.tune({tuple(shape)!r}, {dtype!r}, save=False, progress=False); "
-            "print(time.perf_counter() - t)")
-    with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, AUTOTRANS_CACHE_DIR=d)
-        run = lambda: float(subprocess.run([sys.executable, "-c", code], env=env, check=True,
-                                           capture_output=True, text=True).stdout.split()[-1])
-        return {"shape": list(shape), "dtype": dtype, "cold_s": run(), "warm_s": run()}
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[8:13]))
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results"), help="folder (default: %(default)s)")
+    ap.add_argument("--name", help="file name stem (default: from the GPU's name, e.g. h200)")
+    ap.add_argument("--quick", action="store_true", help="a subset of 20 cases")
+    ap.add_argument("--cases", metavar="REGEX", help="only cases whose name (e.g. 4097x4095:float16) matches")
+    ap.add_argument("--held-out-only", action="store_true", help="only the held-out shapes")
+    ap.add_argument("--reps", type=int, default=bm.REPS, help="repetitions per case (default: %(default)s)")
+    ap.add_argument("--budget-s", type=float, default=480.0,
+                    help="start no case after this many seconds (default: %(default)s); --resume finishes")
+    ap.add_argument("--resume", action="store_true", help="keep the cases the result file already holds")
+    ap.add_argument("--no-peers", action="store_true", help="skip torch, torch.compile, CuPy, cuBLAS and XLA")
+    ap.add_argument("--no-jax", action="store_true", help="skip XLA")
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--no-tune", action="store_true", help="do not tune cases missing from the user cache")
+    ap.add_argument("--no-tune-times", action="store_true", help="skip the tune() time runs")
+    ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    return ap
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cases", nargs="*", help="SHAPE:DTYPE (default: the issue's cases)")
-    ap.add_argument("--out", default="benchmarks/results", help="folder for results (default: %(default)s)")
-    ap.add_argument("--name", default=None, help="file name stem (default: the GPU's name)")
-    ap.add_argument("--export-cache", help="also export this device's tuned results to this JSON file")
-    ap.add_argument("--tune-times", nargs="*", default=["16384x16384:float32", "4097x4095:float32"],
-                    help="cases whose cold/warm tune() time to measure")
-    args = ap.parse_args()
-    cases = [(tuple(int(v) for v in c.split(":")[0].split("x")), c.split(":")[1]) for c in args.cases] \
-        or benchmark.default_cases()
-    dev = driver.device()
-    rows = benchmark.run(cases, peers=True, progress=True)
-    overhead = benchmark.call_overhead()
-    tunes = [tune_times(tuple(int(v) for v in c.split(":")[0].split("x")), c.split(":")[1])
-             for c in args.tune_times]
-    meta = {"gpu": dev.id.name, "fingerprint": dev.id.text, "sms": dev.sms, "driver": dev.id.driver,
-            "cuda": dev.id.cuda, "autotrans": autotrans.__version__, "space": space_id(),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+def list_cases(cases) -> None:
+    for c in cases:
+        print(f"{c.name:24} {c.nbytes / bm.MIB:9.2f} MiB  {bm.band(c.nbytes):5}  "
+              f"{'aligned' if c.aligned else 'unaligned':9}  {','.join(c.classes)}"
+              f"{'  held-out' if c.held_out else ''}")
+    print(f"{len(cases)} cases")
+
+
+def tune_times(doc, json_path, md_path) -> None:
+    doc["tune_times"] = []
+    for shape, dt in TUNE_TIME_CASES:
+        t = bm.tune_time(bm.Case(shape, dt))
+        doc["tune_times"].append(t)
+        bm.write(doc, json_path, md_path)
+        print(f"tune() {t['name']}: cold {t['cold_s']} s, with kernels compiled {t['warm_s']} s"
+              + (f" ({t['error']})" if t["error"] else ""), flush=True)
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        cases = select(args)
+    except re.error as exc:
+        print(f"bench.py: error: bad --cases pattern: {exc}", file=sys.stderr)
+        return 2
+    if args.list:
+        list_cases(cases)
+        return 0
+    if not cases:
+        print("bench.py: error: no case matches", file=sys.stderr)
+        return 2
+    from autotrans.backend.cuda import GPUUnavailable, device
+    try:
+        dev = device()
+    except GPUUnavailable as exc:
+        print(f"bench.py: error: {exc}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = args.name or dev.id.name.replace("NVIDIA ", "").replace(" ", "-").lower()
-    (out / f"{stem}.json").write_text(json.dumps({"meta": meta, "rows": rows, "call_overhead": overhead,
-                                                  "tune_times": tunes}, indent=1) + "\n")
-    md = render(meta, rows, overhead, tunes)
-    (out / f"{stem}.md").write_text(md)
-    print(md)
-    if args.export_cache:
-        n = autotrans.ResultCache().export_json(args.export_cache, device=dev.id.text)
-        print(f"exported {n} tuned results to {args.export_cache}")
-
-
-def render(meta, rows, overhead, tunes) -> str:
-    tt = "\n".join(f"| {'x'.join(map(str, t['shape']))} {t['dtype']} | {t['cold_s']:.2f} | {t['warm_s']:.2f} |"
-                   for t in tunes)
-    return (f"# autotrans benchmark: {meta['gpu']}\n\n"
-            f"{meta['fingerprint']}, {meta['sms']} SMs; autotrans {meta['autotrans']} (space {meta['space']}); "
-            f"{meta['date']}.\n\n"
-            "Fractions are of a device-to-device memcpy of the same bytes measured in the same run "
-            "(CUDA events, interleaved medians, input/output sets rotated so each run starts with a cold L2). "
-            "*XLA: wall clock per jitted call (many in flight), against the same memcpy; an estimate, "
-            "dominated by dispatch cost for small matrices.\n\n"
-            + benchmark.markdown(rows) + "\n## Targets\n\n" + targets_table(rows)
-            + f"\n## Call overhead (1024x1024 float32, wall time per call)\n\n"
-              f"autotrans.transpose(x): {overhead['transpose_us']:.1f} µs; torch x.t().contiguous(): "
-              f"{overhead.get('torch_us', float('nan')):.1f} µs\n"
-            + "\n## tune() time (fresh process; cold = empty kernel cache)\n\n| case | cold s | warm s |\n"
-              "|---|---:|---:|\n" + tt + "\n")
+    stem = args.name or default_name(dev.id.name)
+    json_path, md_path = out / f"{stem}.json", out / f"{stem}.md"
+    reserve = 0.0 if args.no_tune_times else TUNE_TIME_RESERVE_S
+    print(f"{len(cases)} cases on {dev.id.text}; writing {json_path} and {md_path}", flush=True)
+    try:
+        doc = bm.run_suite(cases, json_path, md_path, budget_s=max(0.0, args.budget_s - reserve),
+                           resume=args.resume, peers=not args.no_peers, jax=not args.no_jax,
+                           torch_compile=not args.no_compile, tune=not args.no_tune, reps=args.reps)
+    except ValueError as exc:
+        print(f"bench.py: error: {exc}", file=sys.stderr)
+        return 2
+    if not args.no_tune_times and not doc["not_run"]:
+        tune_times(doc, json_path, md_path)
+    for label, n, met, missed, _ in bm.summary(doc):
+        if n:
+            print(f"{label}: {met} of {n}" + (f"; missed: {', '.join(missed)}" if missed else ""))
+    if doc["not_run"]:
+        print(f"{len(doc['not_run'])} cases not run: run again with --resume", flush=True)
+    print(f"wrote {json_path} and {md_path}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,420 @@
+"""The benchmark (tools/benchmark.py, benchmarks/*.py): its cases, the shipped
+grid, the result file, target evaluation, the markdown report and the README
+table, all on the CPU; roofline.cu compiled with the real nvcc; and, on a GPU,
+one small case end to end."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autotrans.api.select import shape_class
+from autotrans.core.problem import ELEM_SIZES
+from autotrans.tools import benchmark as bm
+from autotrans.tools.benchmark import MIB, Case, Result, Row
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_script_{name}", REPO / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _row_alignment(c: Case) -> int:
+    """The widest power of two up to 16 that divides both row pitches in bytes."""
+    _, m, n = c.bmn
+    return max(a for a in (1, 2, 4, 8, 16) if (m * c.elem_bytes) % a == 0 and (n * c.elem_bytes) % a == 0)
+
+
+# -- cases ---------------------------------------------------------------------
+
+
+def test_zoo_has_at_least_60_distinct_cases_of_a_few_hundred_mib_at_most():
+    cases = bm.zoo()
+    assert len(cases) >= 60
+    assert len({c.name for c in cases}) == len(cases)
+    assert max(c.nbytes for c in cases + bm.held_out()) <= 256 * MIB
+    assert not any(c.held_out for c in cases)
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_zoo_covers_every_element_size_in_every_size_band_and_layout(e):
+    cases = [c for c in bm.zoo() if c.elem_bytes == e]
+    assert {bm.band(c.nbytes) for c in cases} == set(bm.BANDS)
+    assert any(len(c.shape) == 3 and c.shape[0] >= 64 for c in cases), "a batch of many small matrices"
+    assert any(len(c.shape) == 3 and c.shape[0] <= 8 and c.nbytes >= 16 * MIB for c in cases), "a few large"
+    skinny = [c for c in cases if min(c.bmn[1:]) <= 64 and len(c.shape) == 2]
+    assert any(c.bmn[1] < c.bmn[2] for c in skinny) and any(c.bmn[1] > c.bmn[2] for c in skinny)
+    if e < 16:
+        assert any(not c.aligned for c in cases), "rows that are not 16-byte aligned"
+
+
+def test_zoo_covers_every_class_with_the_shapes_the_issue_names():
+    cases = bm.zoo()
+    assert {k for c in cases for k in c.classes} == set(bm.CLASSES)
+    names = {c.name for c in cases}
+    for n in ("1024x1024:float32", "17x100003:float16", "50257x768:float32", "32000x4096:float16",
+              "4097x4095:int8", "4097x4095:float16", "4097x4095:float32"):
+        assert n in names
+    small = [c for c in cases if "small" in c.classes]
+    assert small and all(c.nbytes <= MIB for c in small)
+    prime = [c for c in cases if "prime" in c.classes]
+    assert all(_is_prime(d) for c in prime for d in c.bmn[1:] if d > 17)
+
+
+def _is_prime(n: int) -> bool:
+    return n > 1 and all(n % p for p in range(2, math.isqrt(n) + 1))
+
+
+def test_held_out_shapes_are_neither_in_the_grid_nor_in_the_zoo():
+    held = bm.held_out()
+    grid = {(c.bmn, c.elem_bytes) for c in bm.grid()}
+    zoo = {(c.bmn, c.elem_bytes) for c in bm.zoo()}
+    assert len(held) >= 10 and all(c.held_out for c in held)
+    assert {c.elem_bytes for c in held} == set(ELEM_SIZES)
+    assert [c.name for c in held if (c.bmn, c.elem_bytes) in grid] == []
+    assert [c.name for c in held if (c.bmn, c.elem_bytes) in zoo] == []
+
+
+def test_quick_is_a_subset_covering_every_element_size():
+    every = {c.name for c in bm.zoo() + bm.held_out()}
+    q = bm.quick()
+    assert 10 <= len(q) <= 25 and {c.name for c in q} <= every
+    assert {c.elem_bytes for c in q} == set(ELEM_SIZES) and any(c.held_out for c in q)
+
+
+def test_parse_cases_reads_lines_and_rejects_bad_ones():
+    cases = bm.parse_cases("  # comment\n4x8x16 int8,float32 batched,llm  # per head\n")
+    assert [c.name for c in cases] == ["4x8x16:int8", "4x8x16:float32"]
+    assert cases[0].classes == ("batched", "llm") and cases[0].out_shape == (4, 16, 8)
+    with pytest.raises((TypeError, ValueError)):
+        bm.parse_cases("8x8 object square")
+    with pytest.raises(ValueError):
+        bm.parse_cases("8x0 int8 square")
+
+
+# -- the shipped grid ----------------------------------------------------------
+
+
+def test_grid_alignment_tags_are_the_rows_real_alignment():
+    for c in bm.grid():
+        tag = [k for k in c.classes if k.startswith("align")]
+        if tag:
+            want = int(tag[0][5:])
+            got = _row_alignment(c)
+            assert (got >= 16) if want == 16 else got == want, (c.name, got)
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_grid_covers_the_classes_for_every_element_size(e):
+    cases = [c for c in bm.grid() if c.elem_bytes == e]
+    aligned = [c for c in cases if c.aligned]
+    squares = [c.nbytes for c in aligned if "square" in c.classes]
+    for size in bm.GRID_SQUARES:                                     # a few tiles .. far beyond L2
+        assert any(abs(n / size - 1) < 0.05 for n in squares), size
+    assert bm.GRID_SQUARES[0] < MIB and bm.GRID_SQUARES[-1] >= 128 * MIB
+    rect = [c for c in aligned if "rect" in c.classes]
+    assert any(c.bmn[1] > 4 * c.bmn[2] for c in rect) and any(c.bmn[2] > 4 * c.bmn[1] for c in rect)
+    skinny = [c for c in cases if "skinny" in c.classes]
+    assert any(c.bmn[2] < 64 for c in skinny) and any(c.bmn[1] < 64 for c in skinny)
+    assert any(c.bmn[0] >= 64 for c in cases) and any(1 < c.bmn[0] <= 8 for c in cases)
+    assert {_row_alignment(c) for c in cases} == {a for a in (1, 2, 4, 8, 16) if a >= e}
+
+
+def test_every_zoo_and_held_out_shape_class_has_a_grid_shape():
+    """choose() prefers tuned shapes of the same (alignment, skinny, aspect)
+    class: the grid has one for every case the benchmark runs."""
+    have = {(c.elem_bytes, shape_class(c.bmn, c.elem_bytes)) for c in bm.grid()}
+    missing = [c.name for c in bm.zoo() + bm.held_out() if (c.elem_bytes, shape_class(c.bmn, c.elem_bytes)) not in have]
+    assert missing == []
+
+
+def test_grid_is_small_enough_to_tune_in_about_five_minutes():
+    """About 1.5 s a shape with compiled kernels (~6 s for the first of an
+    element size and alignment): at most ~140 shapes, none over 128 MiB."""
+    g = bm.grid()
+    assert 60 <= len(g) <= 140
+    assert len({(c.bmn, c.elem_bytes) for c in g}) == len(g)
+    assert max(c.nbytes for c in g) <= 130 * MIB
+
+
+# -- fill masks: finite, normal floats, and their complements too ---------------
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128"])
+def test_fill_masks_make_finite_normal_floats_and_complements(dtype):
+    and_even, or_even, and_odd, or_odd = bm.fill_masks(dtype)
+    words = np.random.default_rng(1).integers(0, 2 ** 32, 1 << 16, dtype=np.uint64).astype(np.uint32)
+    masked = words.copy()
+    masked[0::2] = (masked[0::2] & and_even) | or_even
+    masked[1::2] = (masked[1::2] & and_odd) | or_odd
+    dt = np.dtype(dtype)
+    part = np.dtype(f"f{dt.itemsize // 2}") if dt.kind == "c" else dt
+    for w in (masked, ~masked):
+        v = w.view(part)
+        assert np.isfinite(v).all()
+        assert (np.abs(v) >= np.finfo(part).tiny).all()       # normal: no zero, no subnormal
+
+
+def test_fill_masks_leave_integers_alone():
+    assert bm.fill_masks("int8") == bm.fill_masks("uint16") == (0xFFFFFFFF, 0, 0xFFFFFFFF, 0)
+
+
+# -- rows, targets, the report -------------------------------------------------
+
+
+def ok(us, iqr=0.02, **kw) -> Result:
+    return Result("ok", us, us * (1 - iqr), us * (1 + iqr), 25, **kw)
+
+
+def make_row(shape, dtype, tuned, *, memcpy, copy16=None, untuned=None, peers=None, held_out=False,
+             untuned_source="nearest") -> dict:
+    """A result row as the harness writes it (Row.to_dict of real Results)."""
+    res = {"tuned": ok(tuned, config="vec:e4:64x64:t256:v16:r4:p0:xor:col", source="exact", setup_s=1.4),
+           "untuned": ok(untuned or tuned, config="vec:e4:64x64:t256:v16:r4:p0:xor:col",
+                         source=untuned_source, note="nearest tuned shape 1024x1024"),
+           "memcpy": ok(memcpy), "copy16": ok(copy16 or memcpy * 1.01)}
+    for k, v in (peers or {}).items():
+        res[k] = v if isinstance(v, Result) else ok(v)
+    return Row(Case(shape, dtype, ("square",), held_out), res, spin_us=20.0, seconds=2.0).to_dict()
+
+
+def checks_of(row) -> dict:
+    return {c.target: c for c in bm.evaluate(row)}
+
+
+def test_row_dict_holds_each_contender_and_the_roofline():
+    row = make_row((8192, 8192), "float32", 140.0, memcpy=136.0, copy16=134.0, peers={"torch": 500.0})
+    assert row["name"] == "8192x8192:float32" and row["nbytes"] == 256 * MIB and row["band"] == "large"
+    assert row["roofline"]["by"] == "copy16" and row["roofline"]["us"] == 134.0
+    t = row["results"]["tuned"]
+    assert t["gbps"] == pytest.approx(2 * 256 * MIB / 140e-6 / 1e9)
+    assert t["frac_roofline"] == pytest.approx(134 / 140) and t["frac_datasheet"] == pytest.approx(t["gbps"] / 4800)
+    assert row["autotrans_us"] == row["tuned_us"] == 140.0 and row["torch_us"] == 500.0   # `autotrans bench` keys
+    json.dumps(row, allow_nan=False)
+
+
+def test_peer_target_needs_tuned_at_least_as_fast_as_the_best_peer():
+    win = make_row((4096, 4096), "float32", 40.0, memcpy=39.0, peers={"torch": 150.0, "torch_compile": 41.0})
+    c = checks_of(win)["peer"]
+    assert c.met is True and c.value == pytest.approx(41 / 40) and "torch.compile" in c.note
+    lose = make_row((4096, 4096), "float32", 40.0, memcpy=39.0, peers={"torch_compile": 39.9})
+    c = checks_of(lose)["peer"]
+    assert c.met is False and c.value == pytest.approx(39.9 / 40) and "IQRs overlap" in c.note
+    far = make_row((4096, 4096), "float32", 40.0, memcpy=39.0, peers={"cupy": 20.0})
+    assert "IQRs overlap" not in checks_of(far)["peer"].note
+
+
+def test_peers_that_did_not_run_are_left_out_of_the_peer_target():
+    row = make_row((1024, 1024), "float32", 5.0, memcpy=4.5,
+                   peers={"torch": Result("missing", note="No module named 'torch'"),
+                          "geam": Result("wrong", note="12 of 4194304 output bytes wrong"), "cupy": 7.0})
+    c = checks_of(row)["peer"]
+    assert c.met is True and c.value == pytest.approx(7 / 5)
+    none = make_row((1024, 1024), "float32", 5.0, memcpy=4.5, peers={"torch": Result("missing")})
+    assert checks_of(none)["peer"].met is None
+
+
+@pytest.mark.parametrize("nbytes_shape, dtype, frac, met", [
+    ((8192, 8192), "float32", 0.93, True), ((8192, 8192), "float32", 0.91, False),   # >= 16 MiB: 0.92
+    ((1024, 1024), "float32", 0.86, True), ((1024, 1024), "float32", 0.84, False),   # 1-16 MiB: 0.85
+    ((256, 256), "float32", 0.30, None),                                              # < 1 MiB: peer only
+])
+def test_roofline_target_depends_on_the_size_band(nbytes_shape, dtype, frac, met):
+    row = make_row(nbytes_shape, dtype, 100.0, memcpy=100.0 * frac, copy16=200.0)
+    c = checks_of(row)["roofline"]
+    assert c.met is met
+    if met is not None:
+        assert c.value == pytest.approx(frac) and c.need in (0.92, 0.85)
+
+
+def test_untuned_target_and_a_failed_tune_misses_everything():
+    row = make_row((3000, 5000), "float32", 50.0, memcpy=48.0, untuned=54.0, held_out=True)
+    c = checks_of(row)["untuned"]
+    assert c.met is False and c.value == pytest.approx(50 / 54) and "nearest" in c.note
+    assert checks_of(make_row((3000, 5000), "float32", 50.0, memcpy=48.0, untuned=52.0))["untuned"].met is True
+    broken = Row(Case((64, 64), "float32"), {"tuned": Result("failed", note="no candidate passed")}).to_dict()
+    assert [c.met for c in bm.evaluate(broken)] == [False, None, False]   # 16 KiB: no roofline target
+    assert "no candidate passed" in checks_of(broken)["peer"].note
+
+
+def test_figures_above_the_roofline_are_flagged():
+    row = make_row((1024, 1024), "int8", 5.0, memcpy=6.0, peers={"cupy": 7.0})
+    flagged = bm.flags(row)
+    assert len(flagged) == 2 and all("of the roofline" in f for f in flagged)   # tuned and untuned
+    assert bm.flags(make_row((1024, 1024), "int8", 6.5, memcpy=6.0)) == []
+
+
+def _doc(rows, tune_times=()) -> dict:
+    doc = bm.new_doc({"gpu": "NVIDIA H200", "fingerprint": "NVIDIA H200|sm_90|132sm|driver 580.1|cuda 13.0",
+                      "sms": 132, "l2_bytes": 50 * MIB, "driver": "580.1", "cuda": "13.0", "reps": 25,
+                      "flush_bytes": 256 * MIB, "date": "2026-12-01T10:00:00+00:00", "space": "abc-s3",
+                      "peers": {"torch": "2.9.0", "missing": {"jax": "No module named 'jax'"}}})
+    doc["rows"] = list(rows)
+    doc["tune_times"] = list(tune_times)
+    return doc
+
+
+def _sample_rows():
+    return [
+        make_row((8192, 8192), "float32", 140.0, memcpy=136.0, peers={"torch": 500.0, "torch_compile": 145.0,
+                                                                       "cupy": 510.0, "geam": 300.0}),
+        make_row((4097, 4095), "float16", 40.0, memcpy=34.0, peers={"torch_compile": 38.0}),   # two misses
+        make_row((256, 256), "float32", 2.4, memcpy=2.2, peers={"torch": 2.3, "jax": 9.0}),  # small: peer miss
+        make_row((1024, 1024), "int8", 5.0, memcpy=6.0, peers={"cupy": 7.0}),            # flagged > 1.0
+        make_row((3000, 5000), "float32", 50.0, memcpy=48.0, untuned=54.0, held_out=True,
+                 peers={"torch": Result("missing", note="No module named 'torch'")}),
+    ]
+
+
+def test_report_states_every_missed_target_and_the_flags(tmp_path):
+    path = tmp_path / "h200.json"
+    tt = [{"name": "16384x16384:float32", "cold_s": 11.5, "warm_s": 1.6, "error": None}]
+    bm.write(_doc(_sample_rows(), tt), path, tmp_path / "h200.md")
+    doc = bm.load_results(path)
+    md = (tmp_path / "h200.md").read_text()
+    assert md == bm.report(doc)
+    missed = md.split("### Missed targets")[1].split("###")[0]
+    lines = [l for l in missed.splitlines() if l.startswith("- ")]
+    assert len(lines) == 5, lines
+    assert any(l.startswith("- 4097x4095:float16: best peer time / tuned time: 0.950 (need ≥ 1.00)")
+               for l in lines)
+    assert any(l.startswith("- 4097x4095:float16: tuned, fraction of the roofline: 0.850 (need ≥ 0.92)")
+               for l in lines)
+    assert any(l.startswith("- 256x256:float32: best peer time / tuned time: 0.958") for l in lines)
+    assert any(l.startswith("- 3000x5000:float32: untuned, fraction of tuned: 0.926 (need ≥ 0.95)")
+               for l in lines)
+    assert any(l.startswith("- 16384x16384:float32: tune() cold, s: 11.500 (need ≤ 10)") for l in lines)
+    assert "⚑ 1024x1024:int8: autotrans tuned 1.200 of the roofline" in md
+    for r in doc["rows"]:
+        assert f"| {r['name']} |" in md
+    held = md.split("## Held-out shapes")[1].split("##")[0]
+    assert "3000x5000:float32" in held and "8192x8192:float32" not in held
+    assert "| torch eager | missing | 1 | 3000x5000:float32 | No module named 'torch' |" in md
+    assert "Missing: jax (No module named 'jax')" in md
+    table = md.split("## Targets")[1].split("###")[0]
+    assert "| tuned ≥ 0.92 of roofline, cases ≥ 16 MiB | 3 | 2 | 1: 4097x4095:float16 | 0 |" in table
+    assert "| below 1 MiB: tuned no slower than the best peer | 1 | 0 | 1: 256x256:float32 | 0 |" in table
+
+
+def test_report_says_so_when_every_target_is_met():
+    rows = [make_row((8192, 8192), "float32", 140.0, memcpy=136.0, peers={"torch": 500.0})]
+    md = bm.report(_doc(rows, [{"name": "x", "cold_s": 6.0, "warm_s": 1.5, "error": None}]))
+    assert "Every target is met in this run." in md and "No figure is above 1.0" in md
+
+
+def test_readme_table_from_a_written_json(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    bm.write(_doc(_sample_rows()), path)
+    readme = _script("readme_table")
+    assert readme.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    head = [l for l in out.splitlines() if l.startswith("| shape |")]
+    assert head and "torch.compile" in head[0] and "XLA*" in head[0]
+    body = [l for l in out.splitlines() if re.match(r"\| \d", l)]
+    assert [l.split(" | ")[0] for l in body] == ["| 8192x8192", "| 4097x4095", "| 256x256"]  # README_CASES order
+    assert "| 8192x8192 | float32 | 256 | 140.0 | **0.971** | 1.000 | 3.57 | 1.04 | 3.64 | 2.14 | – |" in out
+    assert "Missed on: 4097x4095:float16" in out
+    assert readme.main([str(path), "--all"]) == 0
+    assert "| 3000x5000 |" in capsys.readouterr().out
+    assert readme.main([str(path), "--cases", "256x256:float32"]) == 0
+    assert [l for l in capsys.readouterr().out.splitlines() if re.match(r"\| \d", l)][0].startswith("| 256x256 |")
+
+
+@pytest.mark.parametrize("text, why", [
+    ("not json", "not a readable"), ('{"format": "other"}', "not an autotrans benchmark"),
+    ('{"format": "autotrans-benchmark", "meta": {}, "rows": [{"name": 3}]}', "row 0"),
+    ('{"format": "autotrans-benchmark", "meta": {}, "rows": [{"name": "a", "held_out": false, "nbytes": 8, '
+     '"results": {"tuned": {"status": "ok", "median_us": -1}}}]}', "positive median_us"),
+    ('{"format": "autotrans-benchmark", "meta": {}, "rows": [], "tune_times": [1]}', "tune_times"),
+])
+def test_load_results_rejects_what_is_not_a_result_file(tmp_path, text, why, capsys):
+    p = tmp_path / "bad.json"
+    p.write_text(text)
+    with pytest.raises(ValueError, match=why):
+        bm.load_results(p)
+    assert _script("readme_table").main([str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("readme_table.py: error:") and err.count("\n") == 1
+
+
+def test_resume_keeps_rows_only_of_the_same_gpu_and_space():
+    old = _doc(_sample_rows())
+    fresh = _doc([])
+    fresh["meta"]["date"] = "2026-12-02T00:00:00+00:00"
+    assert len(bm._resumed(fresh, json.loads(json.dumps(old)))["rows"]) == 5
+    other = _doc([])
+    other["meta"]["space"] = "def-s4"
+    with pytest.raises(ValueError, match="cannot resume"):
+        bm._resumed(other, old)
+
+
+# -- the scripts without a GPU ---------------------------------------------------
+
+
+def test_bench_script_lists_and_selects_cases(capsys):
+    bench = _script("bench")
+    assert bench.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert out.strip().endswith(f"{len(bm.zoo()) + len(bm.held_out())} cases")
+    assert bench.main(["--list", "--cases", "^4097x4095:"]) == 0
+    assert capsys.readouterr().out.strip().endswith("5 cases")
+    assert bench.main(["--list", "--cases", "("]) == 2
+    assert bench.default_name("NVIDIA H200") == "h200" and bench.default_name("NVIDIA H100 80GB HBM3") == "h100"
+
+
+def test_grid_script_lists_the_grid(capsys):
+    assert _script("grid").main(["--list"]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"{len(bm.grid())} shapes")
+
+
+# -- roofline.cu ------------------------------------------------------------------
+
+
+def test_roofline_cu_compiles_with_nvcc(tmp_path):
+    from autotrans.build.compile import compile_file
+    from autotrans.core.paths import template_dir
+    c = compile_file(template_dir() / "roofline.cu", "sm_90", root=tmp_path)
+    image = c.image()
+    for name in bm._SIGNATURES:
+        assert name.encode() in image
+    assert compile_file(template_dir() / "roofline.cu", "sm_90", root=tmp_path).object == c.object
+
+
+# -- on the GPU ---------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_one_case_end_to_end_on_the_gpu():
+    """A small odd case without peers or tuning: the copies and the untuned
+    kernel pass the bit-exact checks and are timed; a copy posing as a
+    transpose is caught."""
+    bench = bm.Bench(peers=False, tune=False, reps=5)
+    try:
+        row = bench.run_case(Case((67, 129), "float32")).to_dict()
+        res = row["results"]
+        assert res["tuned"]["status"] == "skipped" or res["tuned"]["status"] == "ok"
+        for k in ("untuned", "memcpy", "copy16"):
+            assert res[k]["status"] == "ok" and res[k]["n"] == 5 and res[k]["median_us"] > 0, res[k]
+        assert row["roofline"]["us"] == min(res["memcpy"]["median_us"], res["copy16"]["median_us"])
+        case = Case((67, 129), "float32")
+        data = bm._Data(bench.gpu, case)
+        try:
+            fake = bm._Entry("fake", lambda src: (bench.gpu.copy16(data.y, src, case.nbytes), data.y)[1])
+            status, why = bench._check(fake, case, data)
+            assert status == "wrong" and "output bytes wrong" in why
+            odd = case.nbytes - 13                # the copy kernel's scalar tail
+            bench.gpu.copy16(data.y, data.x, odd)
+            assert bench.gpu.copy_diff(data.y, data.x, odd) == 0
+        finally:
+            data.release()
+    finally:
+        bench.close()
