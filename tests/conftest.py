@@ -51,51 +51,43 @@ def pytest_collection_modifyitems(config, items):
 
 
 def make_record(shape=(1, 8192, 8192), elem_bytes=4, device=H200, *, dtype=None, seed=0,
-                time_scale=1.0, date="2025-11-30T09:41:07+00:00", failures=2):
-    """A tuning record shaped like the one tune() stores: every config of the
-    default space that fits the shape, with made-up but self-consistent timings."""
+                time_scale=1.0, date="2025-11-30T09:41:07+00:00", failures=2, n_candidates=None):
+    """The stored form (TuneRecord.to_json()) of a record shaped like the one
+    tune() stores: every config of the default space that fits the shape, with
+    made-up but self-consistent timings (only the fastest ``n_candidates`` rows
+    are kept, if given)."""
     import numpy as np
 
     from autotrans import __version__
-    from autotrans.core.problem import as_bmn, dtype_of_size
+    from autotrans.core.device import DeviceId
+    from autotrans.core.problem import as_bmn, dtype_of_size, gbps
+    from autotrans.results.record import Candidate, Failure, TuneRecord
     from autotrans.tuning.space import candidates, space_id
 
     rnd = random.Random(seed)
     bmn = as_bmn(shape)
     nbytes = int(np.prod(bmn)) * elem_bytes
     memcpy_us = 2 * nbytes / 4.4e12 * 1e6 * time_scale   # ~4.4 TB/s read+write
-
-    def gbps(us):
-        return 2 * nbytes / (us * 1e-6) / 1e9
-
     cfgs = candidates(bmn, elem_bytes)
-    failed = cfgs[:failures]
     rows = []
-    for cfg in cfgs[failures:]:
-        slow = 1.0 + {"naive": 2.0, "remapped": 1.6, "tile": 0.5, "vec": 0.05}[cfg.variant]
+    for i, cfg in enumerate(cfgs[failures:]):
+        slow = 1.0 + {"naive": 2.0, "remapped": 1.6, "tile": 0.5, "vec": 0.05, "shift": 0.1}[cfg.variant]
         med = memcpy_us * slow * rnd.uniform(1.02, 1.6)
-        rows.append({"key": cfg.key, "median_us": med, "q1_us": med * 0.99, "q3_us": med * 1.01,
-                     "n": 7, "gbps": gbps(med), "registers": rnd.choice([16, 24, 32, 40])})
-    rows.sort(key=lambda r: r["median_us"])
+        rows.append(Candidate(cfg.key, med, med * 0.99, med * 1.01, 7, gbps(nbytes, med),
+                              rnd.choice([16, 24, 32, 40]), False))
+    rows.sort(key=lambda r: r.median_us)
+    rows = rows[:n_candidates]
     best = rows[0]
-    from autotrans.kernels.config import KernelConfig
-    cfg = KernelConfig.from_key(best["key"])
+    dev = DeviceId.from_text(device)
     dt = np.dtype(dtype) if dtype is not None else dtype_of_size(elem_bytes)
     assert dt.itemsize == elem_bytes
-    name, arch, sms = device.split("|")[:3]
-    return {
-        "config": cfg.to_dict(), "key": cfg.key, "shape": list(bmn), "elem_bytes": elem_bytes,
-        "dtype": dt.name, "time_us": best["median_us"], "q1_us": best["q1_us"], "q3_us": best["q3_us"],
-        "gbps": best["gbps"], "memcpy_us": memcpy_us, "memcpy_gbps": gbps(memcpy_us),
-        "frac_memcpy": memcpy_us / best["median_us"], "candidates": rows,
-        "failures": [{"key": c.key, "stage": "verify", "reason": "12 wrong output bytes"} for c in failed],
-        "device": {"name": name, "cc": [int(arch[3]), int(arch[4:])], "sms": int(sms[:-2]),
-                   "l2_bytes": 50 << 20, "driver": device.split("|")[3][7:],
-                   "cuda": device.split("|")[4][5:], "fingerprint": device},
-        "date": date, "seconds": 41.5,
-        "versions": {"autotrans": __version__, "space": space_id(), "nvcc": "13.0.88",
-                     "cuda": device.split("|")[4][5:], "driver": device.split("|")[3][7:]},
-    }
+    versions = {"autotrans": __version__, "space": space_id(), "nvcc": "13.0.88", "cuda": dev.cuda,
+                "driver": dev.driver}
+    rec = TuneRecord(best.config, bmn, elem_bytes, dt.name, best.median_us, best.q1_us, best.q3_us,
+                     best.gbps, memcpy_us, gbps(nbytes, memcpy_us), memcpy_us / best.median_us,
+                     tuple(rows), tuple(Failure(c.key, "verify", "12 wrong output bytes") for c in cfgs[:failures]),
+                     dev, 50 << 20, date, 41.5, tuple(sorted(versions.items())))
+    return rec.to_json()
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autotrans.results.store import CacheKey, CacheWarning, ResultCache
+from autotrans.results.store import CacheWarning, ResultCache
 
 REPO = Path(__file__).resolve().parent.parent
 DEVICE = "NVIDIA H200|sm_90|132sm|driver 580.159.04|cuda 13.0"
@@ -27,17 +27,31 @@ DEVICE = "NVIDIA H200|sm_90|132sm|driver 580.159.04|cuda 13.0"
 # warning or exception makes the worker exit non-zero with a traceback.
 WORKER_LIB = r'''
 import hashlib, json, os, random, sys
+from autotrans.core.device import DeviceId
+from autotrans.kernels.config import classic
+from autotrans.results.record import Failure, TuneRecord
 from autotrans.results.store import CacheKey, ResultCache
 DEVICE = "NVIDIA H200|sm_90|132sm|driver 580.159.04|cuda 13.0"
+CFG = classic("tile", 4)
 
 def key(i):
     return CacheKey(DEVICE, "tmplhash", (1 + i % 7, 64, 64 + i), 4)
 
-def record(i, size):
-    body = {"i": i, "time_us": float(i), "payload": os.urandom(size // 2).hex()}
-    body["sha"] = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-    return body
+def record(i, size, time_us=None, payload=None):
+    """A valid record for key(i): ``seconds`` holds i, the failure reasons
+    ``size`` bytes of payload after their sha256."""
+    payload = os.urandom(size // 2).hex() if payload is None else payload
+    chunks = [payload[j:j + 2000] for j in range(0, len(payload), 2000)]
+    reasons = [hashlib.sha256(payload.encode()).hexdigest()] + chunks
+    t = float(i + 1) if time_us is None else time_us
+    return TuneRecord(CFG, key(i).shape, 4, "float32", t, t, t, 1.0, t, 1.0, 1.0, (),
+                      tuple(Failure(CFG.key, "verify", r) for r in reasons), DeviceId.from_text(DEVICE),
+                      0, "2025-01-01T00:00:00+00:00", float(i), ())
+
+def index(record):
+    return int(record.seconds)
 '''
+exec(WORKER_LIB)   # the same key(), record() and index() here
 
 WRITER = WORKER_LIB + r'''
 root, worker, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -46,7 +60,7 @@ for n in range(count):
     i = worker * 1000 + n
     assert rc.put(key(i), record(i, size)) is True, "put failed"
     got = rc.get(key(i))
-    assert got is not None and got["i"] == i, f"lost {i}: {got!r}"
+    assert got is not None and index(got) == i, f"lost {i}: {got!r:.200}"
     if n % 10 == 0:
         assert len(rc.items()) >= n + 1
 print("done", flush=True)
@@ -88,8 +102,8 @@ def finish(procs, timeout=90):
 
 
 def checksum_ok(record):
-    body = {k: v for k, v in record.items() if k != "sha"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest() == record.get("sha")
+    reasons = [f.reason for f in record.failures]
+    return hashlib.sha256("".join(reasons[1:]).encode()).hexdigest() == reasons[0]
 
 
 def integrity(path):
@@ -100,13 +114,14 @@ def integrity(path):
         con.close()
 
 
-def key(i):
-    return CacheKey(DEVICE, "tmplhash", (1 + i % 7, 64, 64 + i), 4)
+def rec(i, time_us=None):
+    """A small deterministic record for key(i)."""
+    return record(i, 0, time_us, payload="x" * 20)
 
 
 def fill(rc, n, size=2000):
     for i in range(n):
-        assert rc.put(key(i), {"i": i, "time_us": float(i), "pad": "x" * size})
+        assert rc.put(key(i), record(i, 0, payload="x" * size))
 
 
 # -- many processes ------------------------------------------------------------
@@ -134,7 +149,7 @@ def test_concurrent_faster_imports_keep_the_fastest(tmp_path):
         for k in keys:
             t = random.uniform(1, 100)
             times[k] = min(t, times.get(k, t))
-            entries.append({"key": k.text, "record": {"time_us": t, "worker": w}})
+            entries.append({"key": k.text, "record": rec(keys.index(k), t).to_json()})
         doc = {"format": "autotrans-cache", "schema": 1, "entries": entries}
         (tmp_path / f"w{w}.json").write_text(json.dumps(doc))
     root = tmp_path / "cache"
@@ -143,32 +158,32 @@ def test_concurrent_faster_imports_keep_the_fastest(tmp_path):
     assert sum(c["added"] for c in counts) == len(keys)
     assert sum(sum(c.values()) for c in counts) == 8 * len(keys)
     got = dict(ResultCache(root).items())
-    assert {k: r["time_us"] for k, r in got.items()} == times
+    assert {k: r.time_us for k, r in got.items()} == times
 
 
 def test_writers_wait_for_the_lock_file(tmp_path):
     """put() takes the flock on results.sqlite.lock and waits while another holds it."""
     rc = ResultCache(tmp_path, timeout=0.5)
-    assert rc.put(key(0), {"time_us": 1.0})
+    assert rc.put(key(0), rec(0))
     fd = os.open(rc.lock_path, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         t0 = time.monotonic()
-        with pytest.warns(CacheWarning, match="writer lock"):
-            assert rc.put(key(1), {"time_us": 2.0}) is False
+        with pytest.warns(CacheWarning, match="is busy .*writer lock"):
+            assert rc.put(key(1), rec(1)) is False
         assert time.monotonic() - t0 >= 0.5
-        assert rc.get(key(0)) == {"time_us": 1.0}  # readers take no lock
+        assert rc.get(key(0)) == rec(0)  # readers take no lock
         assert rc.get(key(1)) is None
         threading.Timer(0.4, os.close, [fd]).start()  # closing releases it
         t0 = time.monotonic()
-        assert ResultCache(tmp_path, timeout=10).put(key(1), {"time_us": 2.0}) is True
+        assert ResultCache(tmp_path, timeout=10).put(key(1), rec(1)) is True
         assert time.monotonic() - t0 >= 0.35
     finally:
         try:
             os.close(fd)
         except OSError:
             pass
-    assert rc.get(key(1)) == {"time_us": 2.0}
+    assert rc.get(key(1)) == rec(1)
 
 
 def test_database_locked_never_escapes(tmp_path):
@@ -197,12 +212,12 @@ def test_database_locked_never_escapes(tmp_path):
     calls = {
         "ex_get": lambda: ResultCache(ex.folder).get(key(1)),
         "ex_items": lambda: len(ResultCache(ex.folder).items()),
-        "ex_put": lambda: ResultCache(ex.folder).put(key(7), {"time_us": 7.0}),
+        "ex_put": lambda: ResultCache(ex.folder).put(key(7), rec(7)),
         "ex_hasty_get": lambda: ResultCache(ex.folder, **hasty).get(key(1)),
-        "ex_hasty_put": lambda: ResultCache(ex.folder, **hasty).put(key(8), {"time_us": 8.0}),
+        "ex_hasty_put": lambda: ResultCache(ex.folder, **hasty).put(key(8), rec(8)),
         "sh_get": lambda: ResultCache(sh.folder).get(key(2)),
-        "sh_put": lambda: ResultCache(sh.folder).put(key(7), {"time_us": 7.0}),
-        "sh_hasty_put": lambda: ResultCache(sh.folder, **hasty).put(key(8), {"time_us": 8.0}),
+        "sh_put": lambda: ResultCache(sh.folder).put(key(7), rec(7)),
+        "sh_hasty_put": lambda: ResultCache(sh.folder, **hasty).put(key(8), rec(8)),
     }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -216,20 +231,22 @@ def test_database_locked_never_escapes(tmp_path):
         for t in threads:
             t.join(30)
     assert set(results) == set(calls), f"hung: {set(calls) - set(results)}"
-    assert results["ex_get"] == {"i": 1, "time_us": 1.0, "pad": "x" * 2000}
+    assert results["ex_get"] == record(1, 0, payload="x" * 2000)
     assert results["ex_items"] in (3, 4)
     assert results["ex_put"] is True and results["sh_put"] is True
     assert results["ex_hasty_get"] is None
     assert results["ex_hasty_put"] is False and results["sh_hasty_put"] is False
-    assert results["sh_get"] == {"i": 2, "time_us": 2.0, "pad": "x" * 2000}
+    assert results["sh_get"] == record(2, 0, payload="x" * 2000)
     texts = sorted(str(w.message) for w in caught)
     assert len(texts) == 3, texts
-    assert sum("could not be read (database is locked)" in t for t in texts) == 1, texts
+    assert sum("is busy" in t and "database is locked" in t and "treating it as empty" in t
+               for t in texts) == 1, texts
     # a hasty put times out on sqlite's lock, or on the flock held by a waiting put
-    assert sum("not writable" in t and ("database is locked" in t or "writer lock" in t)
-               for t in texts) == 2, texts
+    assert sum("is busy" in t and ("database is locked" in t or "writer lock" in t)
+               and "nothing was changed" in t for t in texts) == 2, texts
+    assert not any("not writable" in t for t in texts), texts
     for rc in (ex, sh):
-        assert rc.get(key(7)) == {"time_us": 7.0} and rc.get(key(8)) is None
+        assert rc.get(key(7)) == rec(7) and rc.get(key(8)) is None
         assert integrity(rc.path) == [("ok",)]
 
 
@@ -257,16 +274,16 @@ def test_sigkill_mid_write_loses_nothing_committed(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no "corrupt" warning, no read failure
             items = ResultCache(tmp_path).items()
-        indices = {r["i"] for _, r in items}
+        indices = {index(r) for _, r in items}
         assert confirmed <= indices, f"lost {sorted(confirmed - indices)}"
         assert len(indices - confirmed) <= rnd + 1  # at most the in-flight put per kill
         for k, r in items:
             assert checksum_ok(r), f"half-written entry {k.text}"
-            assert k == key(r["i"])
+            assert k == key(index(r))
         assert integrity(tmp_path / "results.sqlite") == [("ok",)]
     # about half the kills leave a hot journal (a transaction cut short)
     assert hot_journals >= 1, "no kill landed inside a transaction; the test proved little"
-    assert ResultCache(tmp_path).put(key(99_999), {"time_us": 1.0})
+    assert ResultCache(tmp_path).put(key(99_999), rec(99_999))
 
 
 # -- corrupt files ---------------------------------------------------------------
@@ -293,9 +310,9 @@ def test_corrupt_file_is_moved_aside(tmp_path, damage):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # checked once: no more warnings
         assert fresh.items() == []
-        assert fresh.put(key(1), {"time_us": 1.0})
-        assert fresh.get(key(1)) == {"time_us": 1.0}
-        assert ResultCache(tmp_path).items() == [(key(1), {"time_us": 1.0})]
+        assert fresh.put(key(1), rec(1))
+        assert fresh.get(key(1)) == rec(1)
+        assert ResultCache(tmp_path).items() == [(key(1), rec(1))]
     assert integrity(db) == [("ok",)]
 
 
@@ -304,14 +321,11 @@ def test_corrupt_file_found_by_a_writer(tmp_path):
     db.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 40)
     rc = ResultCache(tmp_path)
     with pytest.warns(CacheWarning, match="corrupt"):
-        assert rc.put(key(2), {"time_us": 2.0}) is True
+        assert rc.put(key(2), rec(2)) is True
     assert len(list(tmp_path.glob("results.sqlite.corrupt-*"))) == 1
-    assert rc.items() == [(key(2), {"time_us": 2.0})]
+    assert rc.items() == [(key(2), rec(2))]
 
 
-# sqlitedict's connection thread dies on the garbage file ("file is not a
-# database") and Python reports that through threading.excepthook.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_corruption_is_checked_once_per_instance(tmp_path):
     """A cache already checked by this instance is not re-checked per call
     (later damage shows up as a read warning); a new instance moves it aside."""
@@ -349,7 +363,7 @@ def _assert_read_only_behaviour(rc, expected_items):
         assert rc.get(key(0)) == (expected_items[0][1] if expected_items else None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert rc.put(key(50), {"time_us": 5.0}) is False
+        assert rc.put(key(50), rec(50)) is False
         assert rc.delete([key(0)]) == 0
         assert rc.clear() == 0
     assert len(caught) == 3 and all(issubclass(w.category, CacheWarning) for w in caught)

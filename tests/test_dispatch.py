@@ -115,3 +115,108 @@ def test_explain_and_cached_without_gpu(tmp_path):
 def test_transpose_rejects_host_data_before_touching_a_gpu(bad, err):
     with pytest.raises(TypeError, match=err):
         transpose(bad)
+
+
+# -- element sizes never mix; entries gathered once; shape classes --------------------------------
+
+
+def _raw_rows(cache, rows):
+    """Write (key text, JSON value) rows straight into the cache's table (no validation)."""
+    import json
+    import sqlite3
+    filler = CacheKey(H200, space_id(), (3, 3), 4)
+    cache.put(filler, make_record((3, 3), 4, n_candidates=1))       # creates the table
+    cache.delete(filler)
+    con = sqlite3.connect(cache.path)
+    with con:
+        con.executemany('INSERT OR REPLACE INTO "results_v1" (key, value) VALUES (?, ?)',
+                        [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in rows])
+    con.close()
+
+
+def test_a_16_byte_config_under_a_1_byte_key_is_never_chosen(tmp_path):
+    """Issue 16: the crafted row is skipped with one warning; the 1-byte
+    shapes get a 1-byte config, exact, nearest or default."""
+    from autotrans.results.store import InvalidRecordWarning
+    cache = ResultCache(tmp_path)
+    wide = make_record((1024, 1024), 16, n_candidates=2)
+    _raw_rows(cache, [(CacheKey(H200, space_id(), (1024, 1024), 1).text, wide),
+                      (CacheKey(H200, space_id(), (512, 512), 1).text, "not json"),
+                      (CacheKey(H200, space_id(), (256, 256), 1).text, 42)])
+    with pytest.warns(InvalidRecordWarning, match="skipped 3 invalid entries") as caught:
+        c = choose((1024, 1024), 1, H200, H200_LIMITS, cache, shipped=[])
+    assert len(caught) == 1
+    assert c.source == "default" and c.config.elem_bytes == 1
+    put(cache, (2048, 2048), e=1)
+    with pytest.warns(InvalidRecordWarning):
+        c = explain((1024, 1024), np.uint8, fingerprint=H200, cache_dir=tmp_path)
+    assert c.source == "nearest" and c.config.elem_bytes == 1
+
+
+def test_entries_of_another_element_size_are_skipped_even_unvalidated():
+    """choose(entries=...) uses the given list only, and still skips a record
+    whose config is of another element size (built without validation)."""
+    from autotrans.results.record import TuneRecord
+    e16 = TuneRecord.from_json(make_record((1024, 1024), 16, n_candidates=1))
+    forged = TuneRecord(e16.best, (1, 1024, 1024), 1, "uint8", 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+    k1 = CacheKey(H200, space_id(), (1024, 1024), 1)
+    c = choose((1024, 1024), 1, H200, H200_LIMITS, entries=[("exact", k1, forged)])
+    assert c.source == "default" and c.config.elem_bytes == 1
+    ok = TuneRecord.from_json(make_record((1024, 1024), 1, n_candidates=1))
+    c = choose((1024, 1024), 1, H200, H200_LIMITS, entries=[("exact", k1, forged), ("exact", k1, ok)])
+    assert c.source == "exact" and c.config == ok.best
+
+
+def test_usable_entries_gathered_once_serve_many_choices(tmp_path):
+    from autotrans.api.select import usable_entries
+    cache = ResultCache(tmp_path)
+    recs = {s: put(cache, s) for s in [(1024, 1024), (4096, 4096)]}
+    put(cache, (1024, 1024), device=A100)
+    put(cache, (1024, 1024), e=2)
+    entries = usable_entries(H200, 4, cache, shipped=[])
+    assert [(s, k.shape) for s, k, _ in entries] == [("exact", (1, 1024, 1024)), ("exact", (1, 4096, 4096))]
+    assert all(r.best.elem_bytes == 4 for _, _, r in entries)
+    cache.clear()                                   # the list is used, not the cache
+    for shape in [(1024, 1024), (4096, 4096), (2000, 3000)]:
+        c = choose(shape, 4, H200, H200_LIMITS, ResultCache(tmp_path / "none"), entries=entries)
+        if shape in recs:
+            assert c.source == "exact" and c.config.key == recs[shape]["key"]
+        else:
+            assert c.source == "nearest"
+    assert choose((1024, 1024), 4, H200, H200_LIMITS, entries=[]).source == "default"
+
+
+def _near(cache, tuned, query, e=4):
+    """Tune ``tuned`` shapes with distinct classic configs; the shape choose() takes for ``query``."""
+    from autotrans.kernels.config import classic
+    names = ["tile", "padded", "swizzled", "seed"]
+    for i, s in enumerate(tuned):
+        put(cache, s, e=e, config=classic(names[i], e))
+    c = choose(query, e, H200, H200_LIMITS, cache, shipped=[])
+    assert c.source == "nearest"
+    return c.entry.shape[1:]
+
+
+@pytest.mark.parametrize("tuned, query, want", [
+    # row alignment: an unaligned shape takes the farther unaligned one
+    ([(1024, 1024), (3001, 2999)], (1001, 999), (3001, 2999)),
+    ([(1024, 1024), (3001, 2999)], (1000, 1000), (1024, 1024)),
+    # skinny: a side under 64 takes a skinny one, though twice as far
+    ([(64, 4096), (8, 32768)], (32, 8192), (8, 32768)),
+    # aspect: a wide shape takes a wide one over a nearer square one
+    ([(2048, 2048), (64, 65536)], (512, 8192), (64, 65536)),
+    ([(2048, 2048), (65536, 64)], (8192, 512), (65536, 64)),
+    # same class: plain log-distance
+    ([(2048, 2048), (8192, 8192)], (3000, 3000), (2048, 2048)),
+])
+def test_nearest_prefers_the_same_shape_class(tmp_path, tuned, query, want):
+    assert _near(ResultCache(tmp_path), tuned, query) == want
+
+
+def test_shape_class():
+    from autotrans.api.select import shape_class
+    assert shape_class((1, 1024, 1024), 4) == (16, False, 0)
+    assert shape_class((1, 1001, 999), 4) == (4, False, 0)
+    assert shape_class((1, 1001, 999), 1) == (1, False, 0)
+    assert shape_class((2, 32, 8192), 2) == (16, True, 1)
+    assert shape_class((1, 8192, 63), 8) == (8, True, -1)

@@ -66,21 +66,29 @@ def test_landscape_takes_the_best_of_each_cell(record):
     assert failed_cells <= len(record["failures"])
 
 
-def test_gbps_from_median_when_missing(record):
-    rec = dict(record, candidates=[{k: v for k, v in row.items() if k != "gbps"}
-                                   for row in record["candidates"]])
-    got = report.candidate_gbps(rec)
-    want = {row["key"]: row["gbps"] for row in record["candidates"]}
-    assert got.keys() == want.keys()
-    for k in want:
-        assert got[k] == pytest.approx(want[k])
+def test_typed_and_stored_records_give_the_same_landscape(record):
+    from autotrans.results.record import TuneRecord
+    typed = TuneRecord.from_json(record)
+    assert report.landscape(typed) == report.landscape(record)
+    assert report.candidate_gbps(typed) == {r["key"]: r["gbps"] for r in record["candidates"]}
+    assert report.default_title(typed) == report.default_title(record)
 
 
-def test_junk_rows_are_skipped(record):
-    rec = dict(record, candidates=record["candidates"][:3] + [
-        {"key": "not-a-key", "gbps": 1.0}, {"gbps": 5.0}, "junk", {"key": "x", "gbps": "fast"}])
-    assert len(report.landscape(rec)) >= 1
-    assert sum(len(f["gbps"]) for f in report.landscape(rec).values()) == 3
+@pytest.mark.parametrize("mutate, problem", [
+    (lambda r: r["candidates"][0].pop("median_us"), "candidate 0: missing median_us"),
+    (lambda r: r["candidates"].append({"key": "not-a-key", "gbps": 1.0}), "candidate"),
+    (lambda r: r["candidates"][1].update(key="x"), "not a KernelConfig key"),
+    (lambda r: r["candidates"][2].update(gbps="fast"), "gbps must be a positive finite number"),
+    (lambda r: r["failures"].append("junk"), "failure 2 must be a JSON object"),
+])
+def test_invalid_records_are_refused_naming_the_problem(record, tmp_path, mutate, problem):
+    mutate(record)
+    for f in (report.landscape, report.candidate_gbps, report.default_title):
+        with pytest.raises(ValueError, match=problem):
+            f(record)
+    with pytest.raises(ValueError, match=problem):
+        report.render(record, tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()
 
 
 def test_render_png(record, tmp_path):

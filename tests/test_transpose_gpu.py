@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import autotrans
+from conftest import make_record
 from autotrans.api import launch as dispatch
 from autotrans.backend import cuda as driver
 from autotrans.results.store import CacheKey, ResultCache
@@ -133,7 +134,8 @@ def test_stored_config_that_cannot_run_here_falls_back(own_cache):
     dev = driver.device()
     big = KernelConfig("vec", 4, 256, 256, 1024, 16, 4, 0, "xor", "col")
     assert big.smem_bytes > dev.smem_optin
-    rec = {"config": big.to_dict(), "key": big.key, "time_us": 1.0, "dtype": "float32"}
+    rec = make_record((512, 512), 4, dev.id.text, n_candidates=1)
+    rec["config"], rec["key"] = big.to_dict(), big.key
     ResultCache().put(CacheKey(dev.id.text, space_id(), (512, 512), 4), rec)
     x = host_random((512, 512), np.float32)
     with pytest.warns(RuntimeWarning, match="cannot run here"):

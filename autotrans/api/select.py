@@ -1,5 +1,5 @@
 """Which config a shape gets: an exact cache hit, the shipped result, the
-nearest tuned shape, or a default; explain() says which and why."""
+nearest tuned shape of a similar class, or a default; explain() says which and why."""
 from __future__ import annotations
 
 import math
@@ -12,8 +12,14 @@ from ..backend import cuda as driver
 from ..core.device import DeviceId, Limits
 from ..core.problem import as_bmn, elem_size
 from ..kernels.config import KernelConfig
+from ..results.record import TuneRecord
 from ..results.store import CacheKey, ResultCache, shipped_entries
-from ..tuning.space import default_config, fit_problems, space_id
+from ..tuning.space import default_config, fit_problems, space_id, widest_vector
+
+SKINNY = 64          # a matrix with a side shorter than this is "skinny"
+ASPECT = 4.0         # rows/cols beyond this (either way) is "tall" or "wide"
+
+Entry = tuple  # (source, CacheKey, TuneRecord); source "exact" (the user's cache) or "shipped"
 
 
 @dataclass(frozen=True)
@@ -28,58 +34,104 @@ class Choice:
         return f"{self.config.key}  [{self.source}] {self.reason}"
 
 
-def _config_of(record: dict) -> KernelConfig | None:
-    try:
-        return KernelConfig.from_dict(record["config"])
-    except (KeyError, TypeError, ValueError):
-        return None
+def _entries(cache: ResultCache, shipped, elem_bytes: int | None, *, device: str | None = None,
+             hardware: str | None = None, templates: str | None = None) -> list[Entry]:
+    """(source, key, record) of the user's cache, then the shipped results:
+    only valid records whose key and best config are of ``elem_bytes`` (any
+    when None), of ``device`` (own cache) / ``hardware`` (shipped), made by
+    ``templates`` (any when None)."""
+    def ok(k: CacheKey, r: TuneRecord) -> bool:
+        return ((elem_bytes is None or (k.elem_bytes == elem_bytes and r.best.elem_bytes == elem_bytes))
+                and r.best.elem_bytes == k.elem_bytes and (templates is None or k.templates == templates))
+
+    own = [("exact", k, r) for k, r in cache.items(device=device) if ok(k, r)]
+    ship = shipped_entries() if shipped is None else _typed(shipped)
+    return own + [("shipped", k, r) for k, r in ship
+                  if ok(k, r) and (hardware is None or k.hardware == hardware)
+                  and (device is None or hardware is not None or k.device == device)]
 
 
-def _tuned(fingerprint: str, elem_bytes: int, cache: ResultCache, shipped):
-    """(source, key, record) of results usable on this device: own cache first."""
-    sid, hw = space_id(), DeviceId.from_text(fingerprint).hardware
-    own = [("exact", k, r) for k, r in cache.items(device=fingerprint)
-           if k.templates == sid and k.elem_bytes == elem_bytes]
-    shipped = [("shipped", k, r) for k, r in (shipped_entries() if shipped is None else shipped)
-               if k.hardware == hw and k.templates == sid and k.elem_bytes == elem_bytes]
-    return own + shipped
+def _typed(pairs) -> list:
+    """(key, TuneRecord) pairs of a caller's list; stored-form dicts are validated, invalid ones dropped."""
+    out = []
+    for k, r in pairs:
+        if not isinstance(r, TuneRecord):
+            try:
+                r = TuneRecord.from_json(r, k)
+            except ValueError:
+                continue
+        out.append((k, r))
+    return out
+
+
+def usable_entries(fingerprint: str, elem_bytes: int, cache: ResultCache,
+                   shipped=None) -> list[Entry]:
+    """The tuned results choose() may use on the device with this fingerprint,
+    for this element size: the user's own (same device and software), then the
+    shipped ones (same hardware), all made by the current templates.
+    ``shipped``: the shipped (key, record) list (default: shipped_entries())."""
+    dev = DeviceId.from_text(fingerprint)
+    return _entries(cache, shipped, elem_bytes, device=dev.text, hardware=dev.hardware, templates=space_id())
+
+
+def shape_class(bmn, elem_bytes: int) -> tuple:
+    """(row alignment, skinny, aspect) of a shape: the widest vector every input
+    and output row is aligned to; whether a side is under SKINNY; -1 tall, 0
+    squarish, 1 wide."""
+    _, m, n = bmn
+    aspect = 0 if 1 / ASPECT <= n / m <= ASPECT else (1 if n > m else -1)
+    return (widest_vector(bmn, elem_bytes), min(m, n) < SKINNY, aspect)
 
 
 def _distance(a, b) -> float:
     return math.dist([math.log(x) for x in a], [math.log(x) for x in b])
 
 
+def _nearness(key: CacheKey, bmn, want: tuple, source: str) -> tuple:
+    """Sort key of a tuned shape for an untuned one: same class first, then log-distance."""
+    have = shape_class(key.shape, key.elem_bytes)
+    return (have[0] != want[0], have[1] != want[1], abs(have[2] - want[2]),
+            _distance(key.shape, bmn), source != "exact", key.text)
+
+
 def choose(shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
-           cache: ResultCache | None = None, align: int = 16, shipped=None) -> Choice:
+           cache: ResultCache | None = None, align: int = 16, shipped=None,
+           entries: list[Entry] | None = None) -> Choice:
     """The config for (shape, elem_bytes) on the device with this fingerprint.
 
-    Order: an exact entry of the user's cache, then of the shipped results, then
-    the tuned shape nearest in (log B, log M, log N), then a built-in default.
-    Entries whose config cannot run here (device limits, row or pointer
-    alignment ``align``) are skipped, with a warning for exact hits.
-    ``shipped``: the shipped (key, record) list (default: cache.shipped_entries()).
+    Order: an exact entry of the user's cache, then of the shipped results;
+    then the nearest tuned shape: of the same row-alignment class, skinny
+    class and aspect class if there is one, then nearest in (log B, log M,
+    log N); then a built-in default. Entries whose config cannot run here
+    (device limits, row or pointer alignment ``align``) are skipped, with a
+    warning for exact hits. ``entries``: usable_entries() gathered once
+    (cache and shipped are then not read).
     """
     bmn = as_bmn(shape)
-    cache = cache if cache is not None else ResultCache()
-    usable = []
-    for source, key, rec in _tuned(fingerprint, elem_bytes, cache, shipped):
-        cfg = _config_of(rec)
-        if cfg is None:
-            continue
+    if entries is None:
+        entries = usable_entries(fingerprint, elem_bytes, cache if cache is not None else ResultCache(),
+                                 shipped)
+    want = shape_class(bmn, elem_bytes)
+    near = []
+    for source, key, rec in entries:
+        cfg = rec.best
+        if cfg.elem_bytes != elem_bytes or key.elem_bytes != elem_bytes:
+            continue    # never a config for another element size
         why = fit_problems(cfg, bmn, limits) + ([f"pointers aligned to {align} B < {cfg.pointer_align}"]
                                                 if cfg.pointer_align > align else [])
-        if tuple(key.shape) == bmn:
+        if key.shape == bmn:
             if not why:
                 return Choice(cfg, source, key, "tuned for this shape"
                               + (" (shipped with autotrans)" if source == "shipped" else ""))
             warnings.warn(f"autotrans: cached config {cfg.key} for {bmn} cannot run here "
-                          f"({'; '.join(why)}); using another", RuntimeWarning, stacklevel=3)
+                          f"({'; '.join(why)}); using another", RuntimeWarning, stacklevel=2)
         elif not why:
-            usable.append((_distance(key.shape, bmn), source != "exact", key, cfg))
-    if usable:
-        d, _, key, cfg = min(usable, key=lambda u: u[:2])
+            near.append((_nearness(key, bmn, want, source), key, cfg))
+    if near:
+        rank, key, cfg = min(near, key=lambda t: t[0])
+        same = "same shape class" if rank[:3] == (False, False, 0) else "nearest shape class"
         return Choice(cfg, "nearest", key, f"nearest tuned shape {'x'.join(map(str, key.shape))} "
-                                           f"(log-distance {d:.2f})")
+                                           f"({same}, log-distance {rank[3]:.2f})")
     cfg = default_config(bmn, elem_bytes, limits, max_vec=align)
     return Choice(cfg, "default", None, "no tuned result for this device and element size")
 
@@ -92,3 +144,21 @@ def explain(shape, dtype=np.float32, *, fingerprint: str | None = None, cache_di
         dev = driver.device()
         fingerprint, limits = dev.id.text, dev.limits
     return choose(shape, elem_size(dtype), fingerprint, limits, ResultCache(cache_dir))
+
+
+def find_record(shape, elem_bytes: int, cache_dir=None, device: str | None = None,
+                shipped=None) -> tuple[CacheKey, TuneRecord] | None:
+    """The newest valid tuning record of this shape and element size, of any
+    device (or only ``device``): the user's cache first, then the results shipped
+    with autotrans; current templates beat stale ones. (CacheKey, TuneRecord) or None."""
+    bmn = as_bmn(shape)
+    sid = space_id()
+    found = _entries(ResultCache(cache_dir), shipped, elem_bytes, device=device)
+    for source in ("exact", "shipped"):
+        hits = [(k, r) for s, k, r in found if s == source and k.shape == bmn]
+        if hits:
+            return max(hits, key=lambda kr: (kr[0].templates == sid, kr[1].date))
+    return None
+
+
+__all__ = ["Choice", "choose", "explain", "usable_entries", "find_record", "shape_class"]

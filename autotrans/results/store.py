@@ -1,425 +1,39 @@
-"""On-disk cache of tuning results, built on sqlitedict.
+"""The on-disk cache of tuning results: ``results.sqlite`` in the cache folder.
 
-One SQLite file (``results.sqlite``) per cache folder, one table per schema
-version, one JSON-encoded record per :class:`CacheKey`.  Writers in all
-processes are serialised by an exclusive ``flock`` on ``results.sqlite.lock``;
-readers take no lock.  Each write statement is its own SQLite transaction, so a
-killed writer leaves either the whole entry or none of it.
+One table per schema version, one JSON record per :class:`CacheKey`, in the
+layout sqlitedict uses (see :mod:`.db`). Every record read is validated
+(:class:`TuneRecord`); invalid rows are skipped with one warning. Writers in
+all processes are serialised by an exclusive ``flock`` on
+``results.sqlite.lock`` and write in one SQLite transaction each, so a killed
+or failing writer leaves everything or nothing; readers take no lock.
 """
 from __future__ import annotations
 
-import copy
-import fcntl
-import functools
-import json
-import logging
-import operator
 import os
-import random
-import re
 import sqlite3
-import tempfile
 import time
 import warnings
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-from sqlitedict import SqliteDict
+from ..core.paths import cache_root
+from . import db
+from .errors import CacheBusy, CacheWarning, CacheWriteError, InvalidRecordWarning
+from .keys import SCHEMA_VERSION, TABLE, CacheKey
+from .record import TuneRecord, dumps, loads
+from .shipped import shipped_dir, shipped_entries
+from .transfer import (EXPORT_FORMAT, export_target, export_text, load_export, parse_export,
+                       read_export, warn_skipped, without_gc, write_export)
 
-from ..core.device import DeviceId
-from ..core.paths import ENV_DIR, atomic_write, cache_root
-from ..core.problem import ELEM_SIZES as ELEM_BYTES
-
-SCHEMA_VERSION = 1
-TABLE = f"results_v{SCHEMA_VERSION}"
 FILENAME = "results.sqlite"
-EXPORT_FORMAT = "autotrans-cache"
 POLICIES = ("faster", "keep", "replace")
 TIMEOUT_S = 30.0
+_SOUND: set = set()          # identities of database files found sound in this process
 
-# sqlitedict logs every failed statement at ERROR level before re-raising it in
-# the caller; we handle those errors, so keep them off stderr unless the
-# application configures logging itself.
-logging.getLogger("sqlitedict").addHandler(logging.NullHandler())
+__all__ = ["ResultCache", "CacheKey", "TuneRecord", "CacheWarning", "InvalidRecordWarning", "CacheBusy",
+           "CacheWriteError", "FILENAME", "POLICIES", "SCHEMA_VERSION", "TABLE", "EXPORT_FORMAT",
+           "shipped_entries", "shipped_dir", "load_export", "read_export", "parse_export"]
 
-
-class CacheWarning(UserWarning):
-    """The cache could not be used as asked (not writable, corrupt, ...)."""
-
-
-# ----------------------------------------------------------------------------
-# Keys
-# ----------------------------------------------------------------------------
-
-_KEY_TEXT = re.compile(r"^v(\d+)\|([^|]+)\|e(\d+)\|(\d+)x(\d+)x(\d+)\|(.+)$", re.S)
-
-
-@dataclass(frozen=True)
-class CacheKey:
-    """What a tuning result depends on; ``text`` is its stable storage key."""
-
-    device: str
-    templates: str
-    shape: tuple
-    elem_bytes: int
-    schema: int = SCHEMA_VERSION
-
-    def __post_init__(self):
-        object.__setattr__(self, "shape", _normal_shape(self.shape))
-        object.__setattr__(self, "elem_bytes", _int(self.elem_bytes, "elem_bytes"))
-        object.__setattr__(self, "schema", _int(self.schema, "schema"))
-        if not isinstance(self.device, str) or not self.device:
-            raise ValueError(f"device must be a non-empty string, not {self.device!r}")
-        if not isinstance(self.templates, str) or not self.templates or "|" in self.templates:
-            raise ValueError(f"templates must be a non-empty string without '|', not {self.templates!r}")
-        if self.elem_bytes not in ELEM_BYTES:
-            raise ValueError(f"elem_bytes must be one of {ELEM_BYTES}, not {self.elem_bytes!r}")
-        if self.schema < 0:
-            raise ValueError(f"schema must be >= 0, not {self.schema!r}")
-
-    @property
-    def text(self) -> str:
-        """``v{schema}|{templates}|e{elem_bytes}|{B}x{M}x{N}|{device}``."""
-        b, m, n = self.shape
-        return f"v{self.schema}|{self.templates}|e{self.elem_bytes}|{b}x{m}x{n}|{self.device}"
-
-    @classmethod
-    def from_text(cls, s: str) -> "CacheKey":
-        """Inverse of :attr:`text`; ValueError unless ``s`` is a canonical key text."""
-        match = _KEY_TEXT.match(s) if isinstance(s, str) else None
-        if not match:
-            raise ValueError(f"not a cache key: {s!r}")
-        schema, templates, elem, b, m, n, device = match.groups()
-        key = cls(device, templates, (int(b), int(m), int(n)), int(elem), int(schema))
-        if key.text != s:
-            raise ValueError(f"not a canonical cache key: {s!r}")
-        return key
-
-    @property
-    def hardware(self) -> str:
-        """The ``name|sm_XX|NNsm`` part of ``device`` (no driver/toolkit)."""
-        try:
-            return DeviceId.from_text(self.device).hardware
-        except ValueError:
-            return self.device
-
-
-def _int(value, name: str) -> int:
-    """``value`` as a plain int (numpy ints too); ValueError for floats, bools, text."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an int, not {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an int, not {value!r}") from None
-
-
-def _normal_shape(shape) -> tuple:
-    """``(M, N)`` -> ``(1, M, N)``; checks for three positive ints."""
-    try:
-        dims = tuple(_int(d, "shape") for d in shape)
-    except TypeError:
-        raise ValueError(f"shape must be 2 or 3 ints, not {shape!r}") from None
-    if len(dims) == 2:
-        dims = (1, *dims)
-    if len(dims) != 3 or min(dims) < 1:
-        raise ValueError(f"shape must be 2 or 3 positive ints, not {shape!r}")
-    return dims
-
-
-# ----------------------------------------------------------------------------
-# Low-level helpers: locking, retrying, sqlitedict sessions
-# ----------------------------------------------------------------------------
-
-
-def _is_busy(exc: sqlite3.Error) -> bool:
-    """True for SQLITE_BUSY / SQLITE_LOCKED ("database is locked")."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return (code & 0xFF) in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
-    return "locked" in str(exc) or "busy" in str(exc)
-
-
-def _retry(fn, deadline: float):
-    """Call ``fn()``, retrying busy/locked errors with backoff until ``deadline``."""
-    delay = 0.01
-    while True:
-        try:
-            return fn()
-        except sqlite3.OperationalError as exc:
-            if not _is_busy(exc) or time.monotonic() + delay > deadline:
-                raise
-        time.sleep(delay * random.uniform(0.5, 1.5))
-        delay = min(2 * delay, 1.0)
-
-
-@contextmanager
-def _flock(path: Path, deadline: float):
-    """Hold an exclusive flock on ``path`` (created if needed) until exit."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        delay = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"timed out waiting for the writer lock {path}") from None
-                time.sleep(delay * random.uniform(0.5, 1.5))
-                delay = min(2 * delay, 0.05)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _session(path: Path, write: bool, action):
-    """Open the table, run ``action(db)``, close again; returns its result.
-
-    Writes use autocommit, so every statement is one transaction and errors
-    surface in the caller (sqlitedict's non-autocommit commit() can hang
-    forever when COMMIT hits "database is locked").
-    """
-    db = SqliteDict(str(path), tablename=TABLE, flag="c" if write else "r",
-                    autocommit=write, encode=json.dumps, decode=json.loads,
-                    outer_stack=False)
-    try:
-        if write:
-            db.conn.execute("PRAGMA synchronous=FULL")  # sqlitedict sets OFF
-        result = action(db)
-        db.commit()  # raises any error left by a queued statement
-        return result
-    finally:
-        _close(db)
-
-
-def _close(db: SqliteDict) -> None:
-    """Close ``db`` and stop its thread, even after an error."""
-    try:
-        db.close(do_log=False)
-    except Exception:
-        db.close(do_log=False, force=True)
-
-
-def _integrity_problem(path: Path) -> str | None:
-    """None if ``path`` is a sound SQLite file, else a description of the damage."""
-    con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=5)
-    try:
-        rows = con.execute("PRAGMA quick_check").fetchall()
-    except sqlite3.OperationalError:
-        raise  # busy, unreadable, ...: not evidence of corruption
-    except sqlite3.DatabaseError as exc:
-        return str(exc)
-    finally:
-        con.close()
-    return None if rows == [("ok",)] else "; ".join(str(r[0]) for r in rows)[:300]
-
-
-def _time_us(record: dict) -> float:
-    """``record["time_us"]`` as a float; infinity when missing or not a number."""
-    t = record.get("time_us") if isinstance(record, dict) else None
-    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else float("inf")
-
-
-def _plan_import(current: dict, entries, policy: str):
-    """Which imported entries to write, and the added/replaced/kept counts."""
-    updates, counts = {}, {"added": 0, "replaced": 0, "kept": 0}
-    for key, record in entries:
-        text = key.text
-        old = updates.get(text, current.get(text))
-        if old is None:
-            outcome = "added"
-        elif policy == "replace" or (policy == "faster" and _time_us(record) < _time_us(old)):
-            outcome = "replaced"
-        else:
-            outcome = "kept"
-        counts[outcome] += 1
-        if outcome != "kept":
-            updates[text] = record
-    return updates, counts
-
-
-# ----------------------------------------------------------------------------
-# The cache
-# ----------------------------------------------------------------------------
-
-
-class ResultCache:
-    """Tuning results keyed by :class:`CacheKey`, in ``cache_root(root)/results.sqlite``.
-
-    Reads never raise for environmental problems (missing, unreadable or
-    locked cache: they warn and return nothing); writes warn and report failure.
-    """
-
-    def __init__(self, root: str | Path | None = None, *, timeout: float = TIMEOUT_S):
-        self.folder = cache_root(root)
-        self.path = self.folder / FILENAME
-        self.lock_path = self.folder / (FILENAME + ".lock")
-        self.timeout = timeout
-        self._checked = False
-
-    def __repr__(self) -> str:
-        return f"ResultCache({str(self.folder)!r})"
-
-    # -- reading --------------------------------------------------------------
-
-    def get(self, key: CacheKey) -> dict | None:
-        """The record stored for ``key``, or None."""
-        return self._read(lambda db: db.get(key.text), None)
-
-    def items(self, device: str | None = None) -> list[tuple[CacheKey, dict]]:
-        """All (key, record) pairs, optionally only for ``device``; sorted by key text."""
-        rows = self._read(lambda db: list(db.iteritems()), [])
-        out = []
-        for text, record in sorted(rows, key=lambda row: row[0]):
-            try:
-                key = CacheKey.from_text(text)
-            except ValueError:
-                continue
-            if key.schema == SCHEMA_VERSION and device in (None, key.device):
-                out.append((key, record))
-        return out
-
-    def _read(self, action, default):
-        """``action(db)`` on a read-only session; ``default`` if there is no usable table."""
-        deadline = time.monotonic() + self.timeout
-        try:
-            self._check_once(deadline)
-            if not self.path.is_file():  # sqlitedict's flag 'r' raises (and
-                return default           # leaves an empty file) for a missing file
-            return _retry(lambda: _session(self.path, False, action), deadline)
-        except RuntimeError:  # "Refusing to create a new table ... in read-only DB mode"
-            return default
-        except (OSError, sqlite3.Error) as exc:
-            warnings.warn(f"autotrans cache {self.path} could not be read ({exc}); "
-                          "treating it as empty", CacheWarning, stacklevel=3)
-            return default
-
-    # -- writing --------------------------------------------------------------
-
-    def put(self, key: CacheKey, record: dict) -> bool:
-        """Store ``record`` for ``key``; False (with a warning) if the cache is not writable."""
-        if key.schema != SCHEMA_VERSION:
-            raise ValueError(f"key has schema {key.schema}, this cache stores schema {SCHEMA_VERSION}")
-        if not isinstance(record, dict):
-            raise TypeError(f"record must be a dict, not {type(record).__name__}")
-        record = json.loads(json.dumps(record))  # JSON-able or TypeError, now
-
-        def run(deadline):
-            self._apply(deadline, updates={key.text: record})
-            return True
-
-        return self._write(run, False)
-
-    def delete(self, keys) -> int:
-        """Remove ``keys`` (a CacheKey or an iterable of them); returns how many existed."""
-        texts = {k.text for k in ([keys] if isinstance(keys, CacheKey) else keys)}
-
-        def run(deadline):
-            gone = [t for t in self._snapshot(deadline) if t in texts]
-            self._apply(deadline, deletions=gone)
-            return len(gone)
-
-        return self._write(run, 0)
-
-    def clear(self, device: str | None = None) -> int:
-        """Remove all entries, or only those of ``device``; returns how many."""
-        def run(deadline):
-            gone = [t for t in self._snapshot(deadline)
-                    if device is None or _device_of(t) == device]
-            self._apply(deadline, deletions=gone, everything=device is None)
-            return len(gone)
-
-        return self._write(run, 0)
-
-    def import_json(self, path, policy: str = "faster") -> dict:
-        """Merge an export file into this cache; returns added/replaced/kept counts.
-
-        ``policy``: "faster" keeps whichever record has the smaller
-        ``time_us``, "keep" never overwrites, "replace" always does.
-        """
-        if policy not in POLICIES:
-            raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
-        entries = load_export(path)
-
-        def run(deadline):
-            updates, counts = _plan_import(self._snapshot(deadline), entries, policy)
-            self._apply(deadline, updates=updates)
-            return counts
-
-        return self._write(run, {"added": 0, "replaced": 0, "kept": 0})
-
-    def export_json(self, path, device: str | None = None) -> int:
-        """Write entries (optionally only ``device``'s) to an export file; returns the count."""
-        entries = self.items(device)
-        doc = {"format": EXPORT_FORMAT, "schema": SCHEMA_VERSION,
-               "entries": [{"key": k.text, "record": r} for k, r in entries]}
-        atomic_write(Path(path), (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
-        return len(entries)
-
-    def _write(self, run, default):
-        """``run(deadline)`` holding the writer lock; warn and return ``default`` on failure."""
-        deadline = time.monotonic() + self.timeout
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            with _flock(self.lock_path, deadline):
-                self._check_once(deadline, locked=True)
-                return run(deadline)
-        except (OSError, sqlite3.Error, RuntimeError) as exc:
-            warnings.warn(f"autotrans cache {self.path} is not writable ({exc}); "
-                          "nothing was changed", CacheWarning, stacklevel=3)
-            return default
-
-    def _snapshot(self, deadline: float) -> dict:
-        """All stored {key text: record}; call with the writer lock held."""
-        return _retry(lambda: _session(self.path, True, lambda db: dict(db.iteritems())), deadline)
-
-    def _apply(self, deadline, updates=None, deletions=(), everything=False):
-        """Write ``updates`` and remove ``deletions`` (idempotent, so retried whole)."""
-        def action(db):
-            if everything:
-                db.clear()
-            else:
-                for text in deletions:
-                    if text in db:
-                        del db[text]
-            if updates:
-                db.update(updates)
-
-        _retry(lambda: _session(self.path, True, action), deadline)
-
-    # -- corruption -----------------------------------------------------------
-
-    def _check_once(self, deadline: float, locked: bool = False) -> None:
-        """On first use, move a corrupt cache file aside (with a warning)."""
-        if self._checked or not self.path.is_file():
-            return
-        if _retry(lambda: _integrity_problem(self.path), deadline):
-            if locked:
-                self._move_aside(deadline)
-            else:
-                try:
-                    self.folder.mkdir(parents=True, exist_ok=True)
-                    with _flock(self.lock_path, deadline):
-                        self._move_aside(deadline)
-                except OSError as exc:
-                    warnings.warn(f"autotrans cache {self.path} is corrupt and could not be "
-                                  f"moved aside ({exc})", CacheWarning, stacklevel=4)
-        self._checked = True
-
-    def _move_aside(self, deadline: float) -> None:
-        """Re-check (lock held) and rename a corrupt file to ``*.corrupt-<timestamp>``."""
-        problem = self.path.is_file() and _retry(lambda: _integrity_problem(self.path), deadline)
-        if not problem:
-            return  # another process already dealt with it
-        dest = self.path.with_name(f"{FILENAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-        n = 1
-        while dest.exists():
-            dest, n = dest.with_name(f"{FILENAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{n}"), n + 1
-        os.replace(self.path, dest)  # (SQLite already dealt with any hot journal when checking)
-        warnings.warn(f"autotrans cache {self.path} is corrupt ({problem}); moved it to "
-                      f"{dest} and started a fresh cache", CacheWarning, stacklevel=5)
+_SELECT = f'SELECT key, value FROM "{TABLE}" ORDER BY key'
 
 
 def _device_of(text: str) -> str | None:
@@ -430,65 +44,280 @@ def _device_of(text: str) -> str | None:
         return None
 
 
-# ----------------------------------------------------------------------------
-# Export files and shipped results
-# ----------------------------------------------------------------------------
-
-
-def load_export(path) -> list[tuple[CacheKey, dict]]:
-    """The (key, record) pairs of an export file; ValueError if it is not one."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is not an autotrans cache export (not JSON: {exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
-        raise ValueError(f"{path} is not an autotrans cache export (no \"format\": \"{EXPORT_FORMAT}\")")
-    if doc.get("schema") != SCHEMA_VERSION:
-        raise ValueError(f"{path} has cache schema {doc.get('schema')!r}; "
-                         f"this version of autotrans reads schema {SCHEMA_VERSION}")
-    if not isinstance(doc.get("entries"), list):
-        raise ValueError(f"{path} is not an autotrans cache export (no \"entries\" list)")
-    return [_entry(path, i, e) for i, e in enumerate(doc["entries"])]
-
-
-def _entry(path: Path, i: int, entry) -> tuple[CacheKey, dict]:
-    """One export entry as (key, record); ValueError naming the entry if malformed."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("record"), dict):
-        raise ValueError(f"{path}: entry {i} is not {{\"key\": ..., \"record\": {{...}}}}")
-    try:
-        key = CacheKey.from_text(entry.get("key"))
-    except ValueError as exc:
-        raise ValueError(f"{path}: entry {i}: {exc}") from None
-    if key.schema != SCHEMA_VERSION:
-        raise ValueError(f"{path}: entry {i} has key schema {key.schema}, expected {SCHEMA_VERSION}")
-    return key, entry["record"]
-
-
-def shipped_dir() -> Path:
-    """The repository's top-level ``cache/`` folder, or the package's ``shipped/``."""
-    here = Path(__file__).resolve().parent.parent
-    repo = here.parent / "cache"
-    return repo if repo.is_dir() else here / "shipped"
-
-
-def shipped_entries(folder: str | Path | None = None) -> list[tuple[CacheKey, dict]]:
-    """All entries of the ``*.json`` exports in ``folder`` (default :func:`shipped_dir`).
-
-    Read once per process and folder; files that are not valid exports are
-    skipped with a warning.
-    """
-    folder = Path(folder) if folder is not None else shipped_dir()
-    return copy.deepcopy(list(_shipped(str(folder.resolve()))))
-
-
-@functools.lru_cache(maxsize=None)
-def _shipped(folder: str) -> tuple:
-    """Cached body of :func:`shipped_entries`."""
-    entries = []
-    for path in sorted(Path(folder).glob("*.json")):
+def _decode(rows, device: str | None, problems: list) -> list[tuple[CacheKey, TuneRecord]]:
+    """Valid (key, record) pairs of stored rows, optionally only ``device``'s;
+    a problem noted per invalid row."""
+    out = []
+    for text, value in rows:
         try:
-            entries.extend(load_export(path))
-        except (OSError, ValueError) as exc:
-            warnings.warn(f"skipping shipped cache file {path}: {exc}", CacheWarning, stacklevel=3)
-    return tuple(entries)
+            key = CacheKey.from_text(text)
+            if key.schema != SCHEMA_VERSION:
+                raise ValueError(f"schema {key.schema} key in the schema {SCHEMA_VERSION} table")
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        if device not in (None, key.device):
+            continue
+        try:
+            out.append((key, loads(value, key)))
+        except ValueError as exc:
+            problems.append(f"{text[:160]}: {exc}")
+    return out
+
+
+class ResultCache:
+    """Tuning results keyed by :class:`CacheKey`, in ``cache_root(root)/results.sqlite``.
+
+    Reads never raise for environmental problems (missing, unreadable, busy or
+    corrupt cache: they warn and return nothing); put/delete/clear warn and
+    report failure; import_json raises (CacheBusy, CacheWriteError) and then
+    has changed nothing.
+    """
+
+    def __init__(self, root: str | Path | None = None, *, timeout: float = TIMEOUT_S):
+        self.folder = cache_root(root)
+        self.path = self.folder / FILENAME
+        self.lock_path = self.folder / (FILENAME + ".lock")
+        self.timeout = timeout
+        self._checked = False
+        self._corrupt: str | None = None     # damage found but not moved aside
+
+    def __repr__(self) -> str:
+        return f"ResultCache({str(self.folder)!r})"
+
+    @property
+    def own_files(self) -> list[Path]:
+        """The database and the files SQLite and autotrans keep beside it."""
+        return [self.path, self.lock_path] + [self.folder / (FILENAME + s) for s in ("-journal", "-wal", "-shm")]
+
+    # -- reading --------------------------------------------------------------
+
+    def get(self, key: CacheKey) -> TuneRecord | None:
+        """The valid record stored for ``key``, or None."""
+        rows = self._read(f'SELECT key, value FROM "{TABLE}" WHERE key = ?', (key.text,))
+        problems: list = []
+        found = _decode(rows, None, problems)
+        warn_skipped(problems, f"the autotrans cache {self.path}")
+        return found[0][1] if found else None
+
+    def items(self, device: str | None = None) -> list[tuple[CacheKey, TuneRecord]]:
+        """All valid (key, record) pairs, optionally only ``device``'s; sorted by key text."""
+        problems: list = []
+        out = _decode(self._read(_SELECT), device, problems)
+        warn_skipped(problems, f"the autotrans cache {self.path}")
+        return out
+
+    def _read(self, sql: str, args=()) -> list:
+        """Rows of ``sql``; none (with a warning) if the cache cannot be read."""
+        deadline = time.monotonic() + self.timeout
+        try:
+            problem = db.path_problem(self.path)
+            if problem:
+                raise CacheWriteError(f"it is {problem}")
+            self._check_once(deadline)
+            if self._corrupt or not self.path.exists():
+                return []                     # (corrupt: warned when found)
+            return db.read(self.path, deadline, sql, args)
+        except CacheBusy as exc:
+            self._warn(f"is busy ({exc}); treating it as empty")
+        except (CacheWriteError, OSError, sqlite3.Error) as exc:
+            self._warn(f"could not be read ({exc}); treating it as empty")
+        return []
+
+    def _warn(self, what: str, stacklevel: int = 4) -> None:
+        warnings.warn(f"autotrans cache {self.path} {what}", CacheWarning, stacklevel=stacklevel)
+
+    # -- writing --------------------------------------------------------------
+
+    def put(self, key: CacheKey, record: TuneRecord | dict) -> bool:
+        """Store ``record`` for ``key`` (ValueError if invalid or not for this key);
+        False (with a warning) if the cache cannot be written."""
+        if key.schema != SCHEMA_VERSION:
+            raise ValueError(f"key has schema {key.schema}, this cache stores schema {SCHEMA_VERSION}")
+        if isinstance(record, TuneRecord):
+            record = record.checked(key)
+        elif isinstance(record, dict):
+            record = TuneRecord.from_json(record, key)
+        else:
+            raise TypeError(f"record must be a TuneRecord, not {type(record).__name__}")
+        text = dumps(record)
+
+        def action(con):
+            con.execute(f'INSERT OR REPLACE INTO "{TABLE}" (key, value) VALUES (?, ?)', (key.text, text))
+            return True
+
+        return self._write(action, False)
+
+    def delete(self, keys) -> int:
+        """Remove ``keys`` (a CacheKey or an iterable of them); returns how many existed."""
+        texts = sorted({k.text for k in ([keys] if isinstance(keys, CacheKey) else keys)})
+
+        def action(con):
+            return sum(con.execute(f'DELETE FROM "{TABLE}" WHERE key = ?', (t,)).rowcount for t in texts)
+
+        return self._write(action, 0)
+
+    def clear(self, device: str | None = None) -> int:
+        """Remove all entries (valid or not), or only those of ``device``; returns how many."""
+        def action(con):
+            if device is None:
+                return con.execute(f'DELETE FROM "{TABLE}"').rowcount
+            gone = [(t,) for (t,) in con.execute(f'SELECT key FROM "{TABLE}"') if _device_of(t) == device]
+            con.executemany(f'DELETE FROM "{TABLE}" WHERE key = ?', gone)
+            return len(gone)
+
+        return self._write(action, 0)
+
+    def import_json(self, path, policy: str = "faster") -> dict:
+        """Merge an export file into this cache in one transaction; returns the
+        true added/replaced/kept/skipped counts.
+
+        ``policy``: "faster" keeps whichever record has the smaller ``time_us``,
+        "keep" never overwrites a valid entry, "replace" always does. Invalid
+        entries are skipped (one warning); ValueError if the file is not an
+        export; CacheBusy or CacheWriteError if the cache could not be written,
+        and then nothing was changed.
+        """
+        _check_policy(policy)
+        entries, problems = read_export(path)
+        return self._import(entries, problems, policy, str(path))
+
+    def import_text(self, text, policy: str = "faster", name: str = "<stdin>") -> dict:
+        """:meth:`import_json` of an export file's content (str or bytes)."""
+        _check_policy(policy)
+        entries, problems = parse_export(text, name)
+        return self._import(entries, problems, policy, name)
+
+    def _import(self, entries, problems, policy, name) -> dict:
+        with without_gc():
+            return self._import_entries(entries, problems, policy, name)
+
+    def _import_entries(self, entries, problems, policy, name) -> dict:
+        texts = {}
+        for i, (k, r) in enumerate(entries):
+            try:
+                texts.setdefault(k.text, []).append((r, dumps(r)))
+            except ValueError as exc:              # over the stored size limit
+                problems = problems + [f"{k.text[:160]}: {exc}"]
+        warn_skipped(problems, name, stacklevel=5)
+
+        def action(con):
+            stored = {t for (t,) in con.execute(f'SELECT key FROM "{TABLE}"') if t in texts}
+            current = {}
+            if policy != "replace" and stored:
+                rows = [row for row in con.execute(_SELECT) if row[0] in stored]
+                current = {k.text: r for k, r in _decode(rows, None, [])}   # invalid ones lose
+            counts = {"added": 0, "replaced": 0, "kept": 0}
+            updates = {}
+            for text, records in texts.items():
+                old = current.get(text)
+                exists = text in stored
+                for rec, encoded in records:
+                    if not exists:
+                        outcome = "added"
+                    elif old is None or policy == "replace" or (policy == "faster" and rec.time_us < old.time_us):
+                        outcome = "replaced"
+                    else:
+                        outcome = "kept"
+                    counts[outcome] += 1
+                    if outcome != "kept":
+                        updates[text], old, exists = encoded, rec, True
+            con.executemany(f'INSERT OR REPLACE INTO "{TABLE}" (key, value) VALUES (?, ?)', updates.items())
+            return counts
+
+        counts = self._write(action, None, raise_errors=True)
+        counts["skipped"] = len(problems)
+        return counts
+
+    def _write(self, action, default, raise_errors: bool = False):
+        """``action(con)`` in one transaction under the writer lock. On failure:
+        raise (``raise_errors``) or warn and return ``default``."""
+        deadline = time.monotonic() + self.timeout
+        try:
+            problem = db.path_problem(self.path)
+            if problem:
+                raise CacheWriteError(f"it is {problem}")
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with db.flock(self.lock_path, deadline):
+                self._check_once(deadline, locked=True)
+                if self._corrupt:
+                    raise CacheWriteError(f"it is corrupt ({self._corrupt}) and could not be moved aside")
+                return db.transaction(self.path, deadline, action)
+        except CacheBusy as exc:
+            if raise_errors:
+                raise CacheBusy(f"the autotrans cache {self.path} is busy: {exc}; waited "
+                                f"{self.timeout:g} s; nothing was changed, try again") from None
+            self._warn(f"is busy ({exc}); nothing was changed")
+        except (CacheWriteError, OSError, sqlite3.Error) as exc:
+            if raise_errors:
+                raise CacheWriteError(f"could not write the autotrans cache {self.path} ({exc}); "
+                                      "nothing was changed") from None
+            self._warn(f"is not writable ({exc}); nothing was changed")
+        return default
+
+    # -- export ---------------------------------------------------------------
+
+    def export_text(self, device: str | None = None) -> tuple[str, int]:
+        """The export file's text of the valid entries (optionally only
+        ``device``'s), and how many there are."""
+        entries = self.items(device)
+        return export_text(entries), len(entries)
+
+    def export_json(self, path, device: str | None = None) -> int:
+        """Write entries (optionally only ``device``'s) to an export file,
+        atomically; returns the count. ValueError (before anything is read or
+        written) if ``path`` is not a regular file or a new name: the cache's own
+        files, SQLite databases, directories and devices are refused."""
+        export_target(path, self.own_files)
+        text, n = self.export_text(device)
+        write_export(path, text, self.own_files)
+        return n
+
+    # -- corruption -----------------------------------------------------------
+
+    def _check_once(self, deadline: float, locked: bool = False) -> None:
+        """On first use, move a corrupt cache file aside (with a warning)."""
+        if self._checked or not self.path.is_file():
+            return
+        ident = db.identity(self.path)
+        if ident in _SOUND:
+            self._checked = True
+            return
+        problem = db.integrity_problem(self.path, deadline)
+        if problem is None:
+            _SOUND.add(ident)
+        elif locked:
+            self._move_aside(deadline)
+        else:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                with db.flock(self.lock_path, deadline):
+                    self._move_aside(deadline)
+            except (OSError, CacheBusy) as exc:
+                self._corrupt = problem
+                self._warn(f"is corrupt ({problem}) and could not be moved aside ({exc}); "
+                           "treating it as empty", stacklevel=6)
+        self._checked = True
+
+    def _move_aside(self, deadline: float) -> None:
+        """Re-check (lock held) and rename a corrupt file to ``*.corrupt-<timestamp>``."""
+        problem = self.path.is_file() and db.integrity_problem(self.path, deadline)
+        if not problem:
+            return  # another process already dealt with it
+        stamp = time.strftime('%Y%m%d-%H%M%S')
+        dest, n = self.path.with_name(f"{FILENAME}.corrupt-{stamp}"), 1
+        while dest.exists():
+            dest, n = self.path.with_name(f"{FILENAME}.corrupt-{stamp}-{n}"), n + 1
+        try:
+            os.replace(self.path, dest)  # (SQLite already dealt with any hot journal when checking)
+        except OSError as exc:
+            self._corrupt = problem
+            self._warn(f"is corrupt ({problem}) and could not be moved aside ({exc}); "
+                       "treating it as empty", stacklevel=7)
+            return
+        self._warn(f"is corrupt ({problem}); moved it to {dest} and started a fresh cache", stacklevel=7)
+
+
+def _check_policy(policy: str) -> None:
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")

@@ -4,7 +4,8 @@ bars comparing autotrans with other transposes against the memcpy roofline.
     from autotrans import report
     report.render(record, "8192x8192.png", bars={"autotrans": 4210.0, "memcpy": 4390.0})
 
-``record`` is a tuning record as tune() stores it in the cache. The landscape
+``record`` is a TuneRecord (what tune() returns and the cache holds) or its
+stored JSON form. The landscape
 has one heatmap panel per kernel family (variant and shared-memory layout):
 tile shape (input rows x cols) down, threads per block across, and the best
 GB/s over the remaining parameters (vector width, micro rows, pad amount) in
@@ -17,12 +18,12 @@ from __future__ import annotations
 import base64
 import html
 import io
-import math
 from collections import defaultdict
 from pathlib import Path
 
-from ..core.problem import gbps
+from ..core.problem import format_shape
 from ..kernels.config import KernelConfig
+from ..results.record import TuneRecord, config_of_key
 
 BAR_ORDER = ("autotrans", "seed", "torch", "cupy", "jax", "memcpy")
 _LAYOUTS = {"xor": "xor swizzle", "pad": "padded", "plain": "plain"}
@@ -46,30 +47,16 @@ def _family_order(name: str):
             _LAYOUT_ORDER.index(layout) if layout in _LAYOUT_ORDER else -1, name)
 
 
-def _nbytes(record: dict) -> int | None:
-    """Bytes of one input array (for GB/s from microseconds), if the record says."""
-    try:
-        b = 1
-        for d in record["shape"]:
-            b *= int(d)
-        return b * int(record["elem_bytes"])
-    except (KeyError, TypeError, ValueError):
-        return None
+def as_record(record: TuneRecord | dict) -> TuneRecord:
+    """A TuneRecord, or the stored JSON form of one (validated: ValueError if invalid)."""
+    return record if isinstance(record, TuneRecord) else TuneRecord.from_json(record)
 
 
-def candidate_gbps(record: dict) -> dict[str, float]:
-    """{config key: GB/s} of the record's timed candidates (from "gbps", else
-    from "median_us" and the record's shape); rows without either are skipped."""
-    nbytes = _nbytes(record)
-    out = {}
-    for row in record.get("candidates") or []:
-        if not isinstance(row, dict) or not isinstance(row.get("key"), str):
-            continue
-        g = row.get("gbps")
-        if not _is_number(g) and _is_number(row.get("median_us")) and row["median_us"] > 0 and nbytes:
-            g = gbps(nbytes, row["median_us"])
-        if _is_number(g) and math.isfinite(g):
-            out[row["key"]] = max(float(g), out.get(row["key"], 0.0))
+def candidate_gbps(record: TuneRecord | dict) -> dict[str, float]:
+    """{config key: GB/s} of the record's timed candidates (the best, where a key repeats)."""
+    out: dict[str, float] = {}
+    for row in as_record(record).candidates:
+        out[row.key] = max(row.gbps, out.get(row.key, 0.0))
     return out
 
 
@@ -77,25 +64,20 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def landscape(record: dict) -> dict[str, dict]:
+def landscape(record: TuneRecord | dict) -> dict[str, dict]:
     """Heatmap data per family: {family: {"tiles": [(rows, cols)], "threads": [n],
     "gbps": {(tile, threads): best GB/s}, "keys": {(tile, threads): best key},
     "failed": {(tile, threads)}}}, families in a fixed order."""
+    record = as_record(record)
     fams: dict[str, dict] = defaultdict(lambda: {"gbps": {}, "keys": {}, "failed": set()})
     for key, g in candidate_gbps(record).items():
-        try:
-            cfg = KernelConfig.from_key(key)
-        except ValueError:
-            continue
+        cfg = config_of_key(key)
         f = fams[family(cfg)]
         cell = ((cfg.tile_rows, cfg.tile_cols), cfg.threads)
         if g > f["gbps"].get(cell, -1.0):
             f["gbps"][cell], f["keys"][cell] = g, key
-    for row in record.get("failures") or []:
-        try:
-            cfg = KernelConfig.from_key(row["key"])
-        except (KeyError, TypeError, ValueError):
-            continue
+    for row in record.failures:
+        cfg = config_of_key(row.key)
         f = fams[family(cfg)]
         cell = ((cfg.tile_rows, cfg.tile_cols), cfg.threads)
         if cell not in f["gbps"]:
@@ -110,24 +92,13 @@ def landscape(record: dict) -> dict[str, dict]:
     return out
 
 
-def _shape_text(record: dict) -> str:
-    shape = [int(d) for d in record.get("shape") or []]
-    if len(shape) == 3 and shape[0] == 1:
-        shape = shape[1:]
-    return "x".join(map(str, shape)) or "?"
-
-
-def default_title(record: dict) -> str:
-    dev = record.get("device")
-    name = dev.get("name") if isinstance(dev, dict) else dev if isinstance(dev, str) else None
-    head = f"{_shape_text(record)} {record.get('dtype') or ''}".strip()
-    if name:
-        head += f" on {name}"
-    if record.get("key") and _is_number(record.get("gbps")):
-        head += f": best {record['key']}  {record['gbps']:.0f} GB/s"
-        if _is_number(record.get("frac_memcpy")):
-            head += f" ({record['frac_memcpy']:.0%} of memcpy)"
-    return head
+def default_title(record: TuneRecord | dict) -> str:
+    """"SHAPE DTYPE on DEVICE: best KEY  N GB/s (F% of memcpy)"."""
+    r = as_record(record)
+    head = f"{format_shape(r.shape)} {r.dtype}"
+    if r.device is not None:
+        head += f" on {r.device.name}"
+    return head + f": best {r.best.key}  {r.gbps:.0f} GB/s ({r.frac_memcpy:.0%} of memcpy)"
 
 
 def _draw_family(ax, name: str, fam: dict, norm, cmap, best_key: str | None):
@@ -188,13 +159,14 @@ def _draw_bars(ax, bars: dict, roofline: float | None):
         ax.text(v + top * 0.01, yi, note, va="center", fontsize=8)
 
 
-def figure(record: dict, bars: dict | None = None, title: str | None = None):
+def figure(record: TuneRecord | dict, bars: dict | None = None, title: str | None = None):
     """The matplotlib Figure (with an Agg canvas) of :func:`render`."""
     from matplotlib import colormaps
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
 
+    record = as_record(record)
     fams = landscape(record)
     bars = {k: v for k, v in (bars or {}).items() if _is_number(v) and v > 0}
     panels = len(fams) + (1 if bars else 0)
@@ -205,14 +177,14 @@ def figure(record: dict, bars: dict | None = None, title: str | None = None):
     fig = Figure(figsize=(5.2 * ncols, 4.2 * nrows + 0.6), layout="constrained")
     FigureCanvasAgg(fig)
     values = [g for f in fams.values() for g in f["gbps"].values()]
-    roof = record.get("memcpy_gbps")
+    roof = record.memcpy_gbps
     vmax = max(values + ([roof] if _is_number(roof) else [])) if values else 1.0
     norm = Normalize(vmin=0.0, vmax=vmax)
     cmap = colormaps["viridis"]
     axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(panels)]
     heat = []
     for ax, (name, fam) in zip(axes, fams.items()):
-        heat.append((ax, _draw_family(ax, name, fam, norm, cmap, record.get("key"))))
+        heat.append((ax, _draw_family(ax, name, fam, norm, cmap, record.best.key)))
     if heat:
         label = "best GB/s in cell" + (f" (memcpy {roof:.0f})" if _is_number(roof) else "")
         fig.colorbar(heat[0][1], ax=[a for a, _ in heat], label=label, shrink=0.9)
@@ -222,7 +194,7 @@ def figure(record: dict, bars: dict | None = None, title: str | None = None):
     return fig
 
 
-def _html(record: dict, png: bytes, title: str) -> str:
+def _html(record: TuneRecord, png: bytes, title: str) -> str:
     rows = sorted(candidate_gbps(record).items(), key=lambda kv: -kv[1])[:10]
     trs = "\n".join(f"<tr><td><code>{html.escape(k)}</code></td><td>{g:.0f}</td></tr>"
                     for k, g in rows)
@@ -237,12 +209,13 @@ def _html(record: dict, png: bytes, title: str) -> str:
             "</body></html>\n")
 
 
-def render(record: dict, path, bars: dict | None = None, title: str | None = None) -> Path:
+def render(record: TuneRecord | dict, path, bars: dict | None = None, title: str | None = None) -> Path:
     """Draw the landscape of ``record`` (and ``bars``: label -> GB/s, e.g.
     "autotrans", "seed", "torch", "cupy", "memcpy") to ``path``: a PNG, or an
     HTML page embedding the PNG when ``path`` ends in .html (other extensions
     matplotlib knows, like .svg or .pdf, work too). Returns the path."""
     path = Path(path)
+    record = as_record(record)
     fig = figure(record, bars, title)
     if path.suffix.lower() in (".html", ".htm"):
         buf = io.BytesIO()

@@ -6,7 +6,6 @@ import datetime
 import random
 import sys
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,6 +15,7 @@ from ..build.nvcc import find_nvcc, nvcc_version
 from ..core.problem import elem_size, gbps, positive_bmn
 from ..core.version import VERSION
 from ..kernels.config import KernelConfig
+from ..results.record import MAX_ROWS, MAX_TEXT, Candidate, Failure, TuneRecord, dtype_name
 from ..results.store import CacheKey, ResultCache
 from . import timing
 from .loader import load
@@ -25,31 +25,7 @@ from .verify import Buffers
 CUTOFF = 1.1          # a candidate this much slower than the best so far stops after 1 sample
 
 
-@dataclass
-class TuneResult:
-    """What tune() found: the best config, its speed against memcpy, and every
-    candidate's timing or failure."""
-    shape: tuple
-    dtype: str
-    best: KernelConfig
-    time_us: float
-    gbps: float
-    memcpy_us: float
-    frac_memcpy: float
-    candidates: list = field(default_factory=list)   # dicts: key, median_us, q1_us, q3_us, gbps
-    failures: list = field(default_factory=list)     # dicts: key, stage, reason
-    record: dict = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return (f"{'x'.join(map(str, self.shape))} {self.dtype}: {self.best.key}  "
-                f"{self.time_us:.1f} us  {self.gbps:.0f} GB/s  {self.frac_memcpy:.2f} of memcpy "
-                f"({len(self.candidates)} timed, {len(self.failures)} failed)")
-
-    @classmethod
-    def from_record(cls, rec: dict) -> "TuneResult":
-        return cls(tuple(rec["shape"]), rec["dtype"], KernelConfig.from_dict(rec["config"]),
-                   rec["time_us"], rec["gbps"], rec["memcpy_us"], rec["frac_memcpy"],
-                   rec.get("candidates", []), rec.get("failures", []), rec)
+TuneResult = TuneRecord   # what tune() returns is the record it stores
 
 
 @contextlib.contextmanager
@@ -81,18 +57,18 @@ def _run_candidates(cfgs, compiled, bufs, reps, tick):
     for cfg in cfgs:
         c = compiled[cfg.key]
         if not c.ok:
-            failures.append({"key": cfg.key, "stage": "compile", "reason": c.error[-500:]})
+            failures.append(Failure(cfg.key, "compile", c.error[-500:]))
             tick()
             continue
         try:
             kernel = load(cfg, c)
             reason = bufs.verify(kernel)
         except driver.cuda().Error as e:
-            failures.append({"key": cfg.key, "stage": "launch", "reason": str(e)})
+            failures.append(Failure(cfg.key, "launch", str(e)[:MAX_TEXT]))
             tick()
             continue
         if reason:
-            failures.append({"key": cfg.key, "stage": "verify", "reason": reason})
+            failures.append(Failure(cfg.key, "verify", str(reason)[:MAX_TEXT]))
         else:
             stats = _time(kernel, bufs, reps, best)
             best = min(best, stats.median_us)
@@ -134,7 +110,7 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     best = min(best_keys, key=lambda k: stats[k].median_us)
     res = _result(bmn, np.dtype(dtype), compiled, stats, mem, best, set(best_keys), failures, bufs.nbytes, t0)
     if save:
-        ResultCache(cache_dir).put(key_for(bmn, e), res.record)
+        ResultCache(cache_dir).put(key_for(bmn, e), res)
     return res
 
 
@@ -142,23 +118,19 @@ def key_for(bmn, elem_bytes: int, fingerprint: str | None = None) -> CacheKey:
     return CacheKey(fingerprint or driver.device().id.text, space_id(), tuple(bmn), elem_bytes)
 
 
-def _result(bmn, dt, compiled, stats, mem, best, retimed, failures, nbytes, t0) -> TuneResult:
-    """The TuneResult and its cache record. Candidates are listed re-timed first
-    (the top few, timed interleaved with memcpy), then the rest, each by median."""
+def _result(bmn, dt, compiled, stats, mem, best, retimed, failures, nbytes, t0) -> TuneRecord:
+    """The record of a tuning run. Candidates are listed re-timed first (the
+    top few, timed interleaved with memcpy), then the rest, each by median."""
     dev = driver.device()
-    rows = sorted(({"key": k, **s.to_dict(), "gbps": gbps(nbytes, s.median_us), "retimed": k in retimed,
-                    "registers": (compiled[k].info or {}).get("registers")}
-                   for k, s in stats.items()), key=lambda r: (not r["retimed"], r["median_us"]))
+    rows = sorted((Candidate(k, s.median_us, s.q1_us, s.q3_us, s.n, gbps(nbytes, s.median_us),
+                             (compiled[k].info or {}).get("registers"), k in retimed)
+                   for k, s in stats.items()), key=lambda r: (not r.retimed, r.median_us))
     b = stats[best]
-    cfg = KernelConfig.from_key(best)
-    rec = {"config": cfg.to_dict(), "key": best, "shape": list(bmn), "elem_bytes": dt.itemsize,
-           "dtype": dt.name, "time_us": b.median_us, "q1_us": b.q1_us, "q3_us": b.q3_us,
-           "gbps": gbps(nbytes, b.median_us), "memcpy_us": mem.median_us,
-           "memcpy_gbps": gbps(nbytes, mem.median_us), "frac_memcpy": mem.median_us / b.median_us,
-           "candidates": rows, "failures": failures, "device": dev.to_dict(),
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "seconds": round(time.perf_counter() - t0, 3),
-           "versions": {"autotrans": VERSION, "space": space_id(), "nvcc": nvcc_version(find_nvcc()),
-                        "cuda": dev.id.cuda, "driver": dev.id.driver}}
-    return TuneResult(tuple(bmn), dt.name, cfg, rec["time_us"], rec["gbps"], rec["memcpy_us"],
-                      rec["frac_memcpy"], rows, failures, rec)
+    versions = {"autotrans": VERSION, "space": space_id(), "nvcc": nvcc_version(find_nvcc()),
+                "cuda": dev.id.cuda, "driver": dev.id.driver}
+    return TuneRecord(
+        KernelConfig.from_key(best), tuple(bmn), dt.itemsize, dtype_name(dt), b.median_us, b.q1_us, b.q3_us,
+        gbps(nbytes, b.median_us), mem.median_us, gbps(nbytes, mem.median_us), mem.median_us / b.median_us,
+        tuple(rows[:MAX_ROWS]), tuple(failures[:MAX_ROWS]), dev.id, dev.l2_bytes,
+        datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        round(time.perf_counter() - t0, 3), tuple(sorted(versions.items())))

@@ -1,0 +1,433 @@
+"""TuneRecord: one shape's tuning result, typed, validated in one place.
+
+``TuneRecord.from_json(obj, key)`` is the only way a stored, imported or
+shipped record becomes usable: every field is checked against the schema
+below and against the key it is stored under; ``to_json()`` gives the stored
+form back (the JSON of the shipped ``cache/*.json`` entries).
+"""
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import math
+import re
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.device import DeviceId
+from ..core.problem import ELEM_SIZES, dtype_of_size
+from ..kernels.config import KernelConfig
+from .keys import CacheKey, normal_shape
+
+MAX_ROWS = 4096              # candidate rows, and failure rows, per record
+MAX_TEXT = 2000              # characters of a failure reason
+MAX_NAME = 100               # characters of any other string
+MAX_VERSIONS = 16
+MAX_RECORD_BYTES = 4 << 20   # of a record's stored JSON
+MAX_COUNT = 10 ** 9
+
+RECORD_FIELDS = ("config", "key", "shape", "elem_bytes", "dtype", "time_us", "q1_us", "q3_us", "gbps",
+                 "memcpy_us", "memcpy_gbps", "frac_memcpy", "candidates", "failures", "device", "date",
+                 "seconds", "versions")
+CANDIDATE_FIELDS = ("key", "median_us", "q1_us", "q3_us", "n", "gbps", "registers", "retimed")
+FAILURE_FIELDS = ("key", "stage", "reason")
+DEVICE_FIELDS = ("name", "cc", "sms", "l2_bytes", "driver", "cuda", "fingerprint")
+_FIELD_SETS = {f: frozenset(f) for f in (RECORD_FIELDS, CANDIDATE_FIELDS, FAILURE_FIELDS, DEVICE_FIELDS)}
+
+
+def _prefixed(exc: ValueError, what: str) -> ValueError:
+    """``exc`` with its message prefixed by ``what`` (once)."""
+    return exc if str(exc).startswith(what) else ValueError(f"{what}: {exc}")
+
+
+class _Fields:
+    """Read access by stored field name (``rec["time_us"]``), for code written
+    against the stored JSON form."""
+
+    def __getitem__(self, name: str):
+        return self.to_json()[name]
+
+
+# -- checks: each returns the clean value or raises ValueError ----------------
+
+
+def _number(obj: dict, name: str, *, zero: bool = False) -> float:
+    v = obj[name]
+    if type(v) is float and 0.0 < v < math.inf:
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+            or v < 0 or (v == 0 and not zero):
+        raise ValueError(f"{name} must be a {'non-negative' if zero else 'positive'} finite number, "
+                         f"not {v!r:.40}")
+    return float(v)
+
+
+def _count(obj: dict, name: str, low: int = 0, high: int = MAX_COUNT) -> int:
+    v = obj[name]
+    if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+        raise ValueError(f"{name} must be an int in [{low}, {high}], not {v!r:.40}")
+    return v
+
+
+def _text(obj: dict, name: str, limit: int = MAX_NAME) -> str:
+    v = obj[name]
+    if not isinstance(v, str) or len(v) > limit:
+        raise ValueError(f"{name} must be text of at most {limit} characters, not {v!r:.40}")
+    return v
+
+
+def _object(obj, what: str, fields: tuple) -> dict:
+    """``obj`` as a dict with exactly ``fields``; ValueError naming missing or unknown ones."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"{what} must be a JSON object, not {type(obj).__name__}")
+    if obj.keys() != _FIELD_SETS[fields]:
+        missing = [f for f in fields if f not in obj]
+        extra = sorted(str(k)[:40] for k in obj if k not in fields)[:5]
+        raise ValueError(f"{what}: " + "; ".join(
+            ([f"missing {', '.join(missing)}"] if missing else [])
+            + ([f"unknown field(s) {', '.join(extra)}"] if extra else [])))
+    return obj
+
+
+def _list(obj: dict, name: str) -> list:
+    v = obj[name]
+    if not isinstance(v, list) or len(v) > MAX_ROWS:
+        raise ValueError(f"{name} must be a list of at most {MAX_ROWS} rows, "
+                         f"not {type(v).__name__}{f' of {len(v)}' if isinstance(v, list) else ''}")
+    return v
+
+
+def _quartiles(q1: float, mid: float, q3: float, what: str) -> None:
+    if not q1 <= mid <= q3:
+        raise ValueError(f"{what}: quartiles out of order ({q1} <= {mid} <= {q3} fails)")
+
+
+@functools.lru_cache(maxsize=65536)
+def config_of_key(key: str) -> KernelConfig:
+    """``KernelConfig.from_key``, memoised (records repeat the same few hundred keys)."""
+    return KernelConfig.from_key(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _config_of_items(items: tuple) -> KernelConfig:
+    return KernelConfig.from_dict(dict(items))
+
+
+@functools.lru_cache(maxsize=4096)
+def _config_json(cfg: KernelConfig) -> dict:
+    """``cfg.to_dict()``, memoised (callers copy it)."""
+    return cfg.to_dict()
+
+
+def _config(obj) -> KernelConfig:
+    if not isinstance(obj, dict) or len(obj) > 16:
+        raise ValueError(f"config must be a KernelConfig's fields, not {obj!r:.60}")
+    try:
+        return _config_of_items(tuple(sorted(obj.items())))
+    except TypeError:       # unhashable values: not a config anyway
+        raise ValueError(f"not a KernelConfig: {obj!r:.60}") from None
+
+
+def _row_config(key, elem_bytes: int, what: str) -> str:
+    if not isinstance(key, str) or len(key) > MAX_NAME:
+        raise ValueError(f"{what}: key must be a config key, not {key!r:.40}")
+    cfg = config_of_key(key)
+    if cfg.elem_bytes != elem_bytes:
+        raise ValueError(f"{what}: config {key} is for {cfg.elem_bytes}-byte elements, "
+                         f"the record for {elem_bytes}-byte ones")
+    return key
+
+
+_DTYPE = re.compile(r"^[a-z][a-z0-9\[\]]{0,31}$")
+
+
+@functools.lru_cache(maxsize=256)
+def _dtype_size(name: str) -> int:
+    """Item size of a canonical NumPy dtype name; ValueError for anything else."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dt = np.dtype(name) if _DTYPE.match(name) else None
+    except (TypeError, ValueError):
+        dt = None
+    if dt is None or dt.name != name or dt.hasobject or dt.itemsize not in ELEM_SIZES:
+        raise ValueError(f"dtype must be a NumPy dtype name of 1 to 16 bytes, not {name!r:.40}")
+    return dt.itemsize
+
+
+def dtype_name(dtype) -> str:
+    """The name a record stores for ``dtype``: its NumPy name where that names
+    it back, else the plain dtype of its size (uint8, ..., complex128)."""
+    dt = np.dtype(dtype)
+    try:
+        _dtype_size(dt.name)
+        return dt.name
+    except ValueError:
+        return dtype_of_size(dt.itemsize).name
+
+
+# -- rows ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate(_Fields):
+    """One timed candidate: its config key, time quartiles (µs) and bandwidth."""
+    key: str
+    median_us: float
+    q1_us: float
+    q3_us: float
+    n: int
+    gbps: float
+    registers: int | None = None
+    retimed: bool = False
+
+    @property
+    def config(self) -> KernelConfig:
+        return config_of_key(self.key)
+
+    @classmethod
+    def from_json(cls, obj, elem_bytes: int, i: int = 0) -> "Candidate":
+        what = f"candidate {i}"
+        try:
+            return cls._parse(_object(obj, what, CANDIDATE_FIELDS), elem_bytes, what)
+        except ValueError as exc:
+            raise _prefixed(exc, what) from None
+
+    @classmethod
+    def _parse(cls, obj: dict, elem_bytes: int, what: str) -> "Candidate":
+        regs = obj["registers"]
+        if regs is not None:
+            _count(obj, "registers", 0, 1 << 16)
+        if not isinstance(obj["retimed"], bool):
+            raise ValueError(f"{what}: retimed must be true or false, not {obj['retimed']!r:.20}")
+        row = cls(_row_config(obj["key"], elem_bytes, what), _number(obj, "median_us"),
+                  _number(obj, "q1_us"), _number(obj, "q3_us"), _count(obj, "n", 1),
+                  _number(obj, "gbps"), regs, obj["retimed"])
+        _quartiles(row.q1_us, row.median_us, row.q3_us, what)
+        return row
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "median_us": self.median_us, "q1_us": self.q1_us, "q3_us": self.q3_us,
+                "n": self.n, "gbps": self.gbps, "registers": self.registers, "retimed": self.retimed}
+
+
+@dataclass(frozen=True)
+class Failure(_Fields):
+    """A candidate that did not make it: its key, the stage (compile, launch,
+    verify) and why."""
+    key: str
+    stage: str
+    reason: str
+
+    @classmethod
+    def from_json(cls, obj, elem_bytes: int, i: int = 0) -> "Failure":
+        what = f"failure {i}"
+        try:
+            obj = _object(obj, what, FAILURE_FIELDS)
+            return cls(_row_config(obj["key"], elem_bytes, what), _text(obj, "stage"),
+                       _text(obj, "reason", MAX_TEXT))
+        except ValueError as exc:
+            raise _prefixed(exc, what) from None
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "stage": self.stage, "reason": self.reason}
+
+
+def _device(obj) -> tuple[DeviceId, int]:
+    try:
+        obj = _object(obj, "device", DEVICE_FIELDS)
+        cc = obj["cc"]
+        try:
+            memo = tuple(obj[f] if f != "cc" else tuple(cc) if isinstance(cc, list) else cc
+                         for f in DEVICE_FIELDS)
+            return _device_memo(memo)
+        except TypeError:        # unhashable values: checked (and refused) in full
+            return _device_fields(obj)
+    except ValueError as exc:
+        raise _prefixed(exc, "device") from None
+
+
+@functools.lru_cache(maxsize=256)
+def _device_memo(fields: tuple) -> tuple[DeviceId, int]:
+    """_device_fields of a device object given as its field values (records repeat a few devices)."""
+    obj = dict(zip(DEVICE_FIELDS, fields))
+    if isinstance(obj["cc"], tuple):
+        obj["cc"] = list(obj["cc"])
+    return _device_fields(obj)
+
+
+def _device_fields(obj: dict) -> tuple[DeviceId, int]:
+    cc = obj["cc"]
+    if not (isinstance(cc, list) and len(cc) == 2
+            and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 99 for c in cc)) \
+            or not 0 <= cc[1] <= 9:
+        raise ValueError(f"device cc must be [major, minor], not {cc!r:.40}")
+    dev = DeviceId(_text(obj, "name"), f"sm_{cc[0]}{cc[1]}", _count(obj, "sms", 1, 1 << 20),
+                   _text(obj, "driver"), _text(obj, "cuda"))
+    if obj["fingerprint"] != dev.text:
+        raise ValueError(f"device fingerprint {obj['fingerprint']!r:.120} does not match its "
+                         f"fields ({dev.text})")
+    return dev, _count(obj, "l2_bytes", 0, 1 << 40)
+
+
+def _date(obj: dict) -> str:
+    v = _text(obj, "date", 40)
+    try:
+        datetime.datetime.fromisoformat(v)
+    except ValueError:
+        raise ValueError(f"date must be an ISO 8601 date, not {v!r:.40}") from None
+    return v
+
+
+def _versions(obj) -> tuple:
+    if not isinstance(obj, dict) or len(obj) > MAX_VERSIONS:
+        raise ValueError(f"versions must be an object of at most {MAX_VERSIONS} names")
+    try:
+        return _versions_memo(tuple(obj.items()))
+    except TypeError:        # unhashable values: checked (and refused) in full
+        return _versions_checked(obj)
+
+
+@functools.lru_cache(maxsize=1024)
+def _versions_memo(items: tuple) -> tuple:
+    return _versions_checked(dict(items))
+
+
+def _versions_checked(obj: dict) -> tuple:
+    if len(obj) > MAX_VERSIONS:
+        raise ValueError(f"versions must be an object of at most {MAX_VERSIONS} names")
+    for k in obj:
+        if not isinstance(k, str) or len(k) > MAX_NAME:
+            raise ValueError(f"versions: name {k!r:.40} is not a short text")
+        _text(obj, k)
+    return tuple(sorted(obj.items()))
+
+
+# -- the record ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TuneRecord(_Fields):
+    """What tune() found for one shape and element size on one device: the best
+    config, its time and bandwidth against memcpy, and every candidate's timing
+    or failure. (``autotrans.TuneResult`` is this type.)"""
+    best: KernelConfig
+    shape: tuple                 # (B, M, N)
+    elem_bytes: int
+    dtype: str                   # the NumPy dtype name it was tuned with
+    time_us: float               # median
+    q1_us: float
+    q3_us: float
+    gbps: float
+    memcpy_us: float
+    memcpy_gbps: float
+    frac_memcpy: float           # memcpy time / best time
+    candidates: tuple = ()       # Candidate rows: re-timed first, then by median
+    failures: tuple = ()         # Failure rows
+    device: DeviceId | None = None
+    l2_bytes: int = 0
+    date: str = ""               # ISO 8601, UTC
+    seconds: float = 0.0         # how long tuning took
+    versions: tuple = ()         # sorted (name, version) pairs: autotrans, space, nvcc, cuda, driver
+
+    def __str__(self) -> str:
+        return (f"{'x'.join(map(str, self.shape))} {self.dtype}: {self.best.key}  "
+                f"{self.time_us:.1f} us  {self.gbps:.0f} GB/s  {self.frac_memcpy:.2f} of memcpy "
+                f"({len(self.candidates)} timed, {len(self.failures)} failed)")
+
+    @property
+    def record(self) -> dict:
+        """The stored JSON form (as :meth:`to_json`), for code written against dict records."""
+        return self.to_json()
+
+    @classmethod
+    def from_json(cls, obj, key: CacheKey | None = None) -> "TuneRecord":
+        """The record of a stored JSON object; ValueError naming the first problem.
+
+        With ``key``, the record must also agree with it: element size (of the
+        record, its best config and every candidate), shape and device."""
+        try:
+            return cls._parse(obj, key)
+        except RecursionError:
+            raise ValueError("record is nested too deeply") from None
+
+    @classmethod
+    def _parse(cls, obj, key: CacheKey | None) -> "TuneRecord":
+        obj = _object(obj, "record", RECORD_FIELDS)
+        e = _count(obj, "elem_bytes", 1, 16)
+        shape = normal_shape(obj["shape"]) if isinstance(obj["shape"], list) and len(obj["shape"]) == 3 \
+            else _bad(f"shape must be a list [B, M, N], not {obj['shape']!r:.40}")
+        best = _config(obj["config"])
+        dev, l2 = _device(obj["device"])
+        if key is not None:
+            if e != key.elem_bytes:
+                _bad(f"elem_bytes {e} differs from the key's {key.elem_bytes}")
+            if shape != key.shape:
+                _bad(f"shape {list(shape)} differs from the key's {list(key.shape)}")
+            if dev.text != key.device:
+                _bad(f"device {dev.text!r} differs from the key's {key.device!r}")
+        if best.elem_bytes != e:
+            _bad(f"config {best.key} is for {best.elem_bytes}-byte elements, the record for {e}-byte ones")
+        if obj["key"] != best.key:
+            _bad(f"key {obj['key']!r:.60} is not its config's key {best.key}")
+        if _dtype_size(_text(obj, "dtype")) != e:
+            _bad(f"dtype {obj['dtype']} is not {e} bytes")
+        rec = cls(best, shape, e, obj["dtype"], _number(obj, "time_us"), _number(obj, "q1_us"),
+                  _number(obj, "q3_us"), _number(obj, "gbps"), _number(obj, "memcpy_us"),
+                  _number(obj, "memcpy_gbps"), _number(obj, "frac_memcpy"),
+                  tuple(Candidate.from_json(r, e, i) for i, r in enumerate(_list(obj, "candidates"))),
+                  tuple(Failure.from_json(r, e, i) for i, r in enumerate(_list(obj, "failures"))),
+                  dev, l2, _date(obj), _number(obj, "seconds", zero=True), _versions(obj["versions"]))
+        _quartiles(rec.q1_us, rec.time_us, rec.q3_us, "record")
+        return rec
+
+    def to_json(self) -> dict:
+        """The stored form: a JSON object of plain types."""
+        d = self.device
+        device = {"name": d.name, "cc": [int(d.arch[3:-1]), int(d.arch[-1])], "sms": d.sms,
+                  "l2_bytes": self.l2_bytes, "driver": d.driver, "cuda": d.cuda,
+                  "fingerprint": d.text} if d is not None else None
+        return {"config": dict(_config_json(self.best)), "key": self.best.key, "shape": list(self.shape),
+                "elem_bytes": self.elem_bytes, "dtype": self.dtype, "time_us": self.time_us,
+                "q1_us": self.q1_us, "q3_us": self.q3_us, "gbps": self.gbps, "memcpy_us": self.memcpy_us,
+                "memcpy_gbps": self.memcpy_gbps, "frac_memcpy": self.frac_memcpy,
+                "candidates": [c.to_json() for c in self.candidates],
+                "failures": [f.to_json() for f in self.failures], "device": device,
+                "date": self.date, "seconds": self.seconds, "versions": dict(self.versions)}
+
+    def checked(self, key: CacheKey | None = None) -> "TuneRecord":
+        """This record after the same validation as a stored one (ValueError if it fails)."""
+        return TuneRecord.from_json(json.loads(dumps(self)), key)
+
+
+def _bad(problem: str):
+    raise ValueError(problem)
+
+
+# -- the stored text ---------------------------------------------------------------
+
+
+def dumps(record: TuneRecord) -> str:
+    """The JSON text stored for ``record``; ValueError if over MAX_RECORD_BYTES."""
+    text = json.dumps(record.to_json())     # (non-finite numbers cannot pass validation)
+    if len(text) > MAX_RECORD_BYTES:
+        raise ValueError(f"record is {len(text)} bytes, over the limit of {MAX_RECORD_BYTES}")
+    return text
+
+
+def loads(text, key: CacheKey | None = None) -> TuneRecord:
+    """The record of a stored JSON text (str or bytes); ValueError for anything invalid."""
+    if not isinstance(text, (str, bytes)):
+        raise ValueError(f"stored value is {type(text).__name__}, not JSON text")
+    if len(text) > MAX_RECORD_BYTES:
+        raise ValueError(f"record is {len(text)} bytes, over the limit of {MAX_RECORD_BYTES}")
+    try:
+        obj = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"stored value is not JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError("stored value is nested too deeply") from None
+    return TuneRecord.from_json(obj, key)

@@ -1,0 +1,42 @@
+"""Results shipped with autotrans: the export files of the repository's
+``cache/`` folder (or the installed package's ``shipped/``)."""
+from __future__ import annotations
+
+import functools
+import warnings
+from pathlib import Path
+
+from .errors import CacheWarning
+from .keys import CacheKey
+from .record import TuneRecord
+from .transfer import read_export, warn_skipped
+
+
+def shipped_dir() -> Path:
+    """The repository's top-level ``cache/`` folder, or the package's ``shipped/``."""
+    here = Path(__file__).resolve().parent.parent
+    repo = here.parent / "cache"
+    return repo if repo.is_dir() else here / "shipped"
+
+
+def shipped_entries(folder: str | Path | None = None) -> list[tuple[CacheKey, TuneRecord]]:
+    """The valid entries of the ``*.json`` exports in ``folder`` (default
+    :func:`shipped_dir`), read once per process and folder. Files that are not
+    exports are skipped with a warning each; invalid entries with one warning."""
+    folder = Path(folder) if folder is not None else shipped_dir()
+    return list(_shipped(str(folder.resolve())))
+
+
+@functools.lru_cache(maxsize=None)
+def _shipped(folder: str) -> tuple:
+    entries, problems = [], []
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            good, bad = read_export(path)
+        except (OSError, ValueError) as exc:
+            warnings.warn(f"skipping shipped cache file {path}: {exc}", CacheWarning, stacklevel=4)
+            continue
+        entries.extend(good)
+        problems.extend(f"{path.name} {p}" for p in bad)
+    warn_skipped(problems, f"the shipped results in {folder}", stacklevel=4)
+    return tuple(entries)

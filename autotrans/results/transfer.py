@@ -1,0 +1,150 @@
+"""Export files: ``{"format": "autotrans-cache", "schema": 1, "entries":
+[{"key": KEY TEXT, "record": STORED RECORD}, ...]}``, read (every entry
+validated) and written (atomically, to regular files only)."""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import stat
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..core.paths import atomic_write
+from .errors import InvalidRecordWarning
+from .keys import SCHEMA_VERSION, CacheKey
+from .record import TuneRecord
+
+EXPORT_FORMAT = "autotrans-cache"
+MAX_EXPORT_BYTES = 4 << 30
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_ENTRY_FIELDS = frozenset({"key", "record"})
+
+
+@contextmanager
+def without_gc():
+    """Pause the cyclic garbage collector: building millions of acyclic objects
+    (a big export's entries) otherwise triggers full collections over and over."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def parse_export(data, name: str) -> tuple[list[tuple[CacheKey, TuneRecord]], list[str]]:
+    """(valid (key, record) pairs, one problem per invalid entry) of an export
+    file's content; ValueError if it is not an export at all."""
+    with without_gc():
+        return _parse_export(data, name)
+
+
+def _parse_export(data, name: str) -> tuple[list, list]:
+    try:
+        doc = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{name} is not an autotrans cache export (not JSON: {exc})") from None
+    except RecursionError:
+        raise ValueError(f"{name} is not an autotrans cache export (nested too deeply)") from None
+    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
+        raise ValueError(f"{name} is not an autotrans cache export (no \"format\": \"{EXPORT_FORMAT}\")")
+    if doc.get("schema") != SCHEMA_VERSION:
+        raise ValueError(f"{name} has cache schema {doc.get('schema')!r:.40}; "
+                         f"this version of autotrans reads schema {SCHEMA_VERSION}")
+    if not isinstance(doc.get("entries"), list):
+        raise ValueError(f"{name} is not an autotrans cache export (no \"entries\" list)")
+    entries, problems = [], []
+    for i, entry in enumerate(doc["entries"]):
+        try:
+            entries.append(_entry(entry))
+        except ValueError as exc:
+            problems.append(f"entry {i}: {exc}")
+    return entries, problems
+
+
+def _entry(entry) -> tuple[CacheKey, TuneRecord]:
+    if not isinstance(entry, dict) or entry.keys() != _ENTRY_FIELDS:
+        raise ValueError("not {\"key\": ..., \"record\": {...}}")
+    key = CacheKey.from_text(entry["key"])
+    if key.schema != SCHEMA_VERSION:
+        raise ValueError(f"key schema {key.schema}, expected {SCHEMA_VERSION}")
+    return key, TuneRecord.from_json(entry["record"], key)
+
+
+def read_export(path) -> tuple[list[tuple[CacheKey, TuneRecord]], list[str]]:
+    """:func:`parse_export` of the file at ``path`` (a regular file of at most
+    MAX_EXPORT_BYTES; ValueError otherwise)."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path} is not an autotrans cache export (not a regular file)")
+        if st.st_size > MAX_EXPORT_BYTES:
+            raise ValueError(f"{path} is over {MAX_EXPORT_BYTES >> 30} GiB; not an autotrans cache export")
+        data = f.read(MAX_EXPORT_BYTES + 1)
+    return parse_export(data, str(path))
+
+
+def warn_skipped(problems: list[str], where: str, stacklevel: int = 3) -> None:
+    """One warning counting the invalid entries skipped (none if there were none)."""
+    if problems:
+        n = len(problems)
+        warnings.warn(f"skipped {n} invalid entr{'y' if n == 1 else 'ies'} of {where} "
+                      f"(first: {problems[0][:300]})", InvalidRecordWarning, stacklevel=stacklevel + 1)
+
+
+def load_export(path) -> list[tuple[CacheKey, TuneRecord]]:
+    """The valid (key, record) pairs of an export file (one warning counts the
+    invalid ones); ValueError if it is not an export."""
+    entries, problems = read_export(path)
+    warn_skipped(problems, str(path))
+    return entries
+
+
+def export_text(entries) -> str:
+    """The export file's text for (key, record) pairs."""
+    doc = {"format": EXPORT_FORMAT, "schema": SCHEMA_VERSION,
+           "entries": [{"key": k.text, "record": r.to_json()} for k, r in entries]}
+    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
+
+
+def export_target(path, protected) -> Path:
+    """Where an export to ``path`` is written (symlinks followed): a regular file
+    or a new name in an existing folder. ValueError for the cache's own files
+    (``protected``), SQLite databases, directories, devices and other
+    non-regular files."""
+    path = Path(path)
+    real = Path(os.path.realpath(path))
+    guarded = {Path(os.path.realpath(p)) for p in protected}
+    if real in guarded:
+        raise ValueError(f"refusing to export to {path}: it is the cache's own file {real}")
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return real
+    except OSError as exc:
+        raise ValueError(f"refusing to export to {path}: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"refusing to export to {path}: it is a directory")
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        raise ValueError(f"refusing to export to {path}: it is a device")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"refusing to export to {path}: it is not a regular file")
+    if any(os.path.exists(p) and os.path.samefile(real, p) for p in protected):
+        raise ValueError(f"refusing to export to {path}: it is the cache's own file")
+    try:
+        with open(real, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except OSError:
+        head = b""
+    if head == SQLITE_MAGIC:
+        raise ValueError(f"refusing to export to {path}: it is an SQLite database")
+    return real
+
+
+def write_export(path, text: str, protected) -> None:
+    """Write an export's ``text`` atomically to ``path`` (see :func:`export_target`)."""
+    atomic_write(export_target(path, protected), text.encode("utf-8"))
