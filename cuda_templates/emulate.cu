@@ -11,6 +11,8 @@
 //     shared-memory accesses of block TRACE_BLOCK.
 //   list
 //     prints "NAME NT SMEM TR TC" for every kernel.
+//   blocks NAME B M N
+//     prints the blocks of that launch (at::blocks, the grid a launch takes).
 #define AT_EMULATE 1
 #include "common.cuh"
 #include <cstdio>
@@ -23,10 +25,11 @@
 
 struct Entry {
   const char* name;
-  void (*fn)(const char*, char*, int, int, int, char*);
+  bool (*fn)(const at::Args&, char*);
+  long long (*blocks)(long long, long long, long long);
   int nt, smem, tr, tc;
 };
-#define AT_KERNEL(n) {#n, &at::emulate<n##_k>, n##_k::NT, n##_k::SMEM, n##_k::TR, n##_k::TC},
+#define AT_KERNEL(n) {#n, &at::emulate<n##_k>, &at::blocks<n##_k>, n##_k::NT, n##_k::SMEM, n##_k::TR, n##_k::TC},
 static const Entry entries[] = {
 #include "table.inc"
 };
@@ -64,28 +67,38 @@ static std::vector<char> slurp(const char* path) {
   return buf;
 }
 
-static int run_job(const char* name, int B, int M, int N, const char* inp, long long in_off,
+static const Entry* find(const char* name) {
+  for (const Entry& e : entries)
+    if (!strcmp(e.name, name)) return &e;
+  return nullptr;
+}
+
+static int run_job(const char* name, long long B, long long M, long long N, const char* inp, long long in_off,
                    const char* outp, long long out_off, const char* tracep, long long trace_block) {
-  for (const Entry& e : entries) {
-    if (strcmp(e.name, name)) continue;
-    std::vector<char> in = slurp(inp), out = slurp(outp);
-    std::vector<char> smem((size_t)e.smem + 16);
-    g_smem = e.smem;
-    g_trace = strcmp(tracep, "-") ? fopen(tracep, "w") : nullptr;
-    g_trace_block = (uint32_t)trace_block;
-    g_last_tid = g_last_phase = -1;
-    at::smem_hook = hook;
-    e.fn(in.data() + in_off, out.data() + out_off, B, M, N, smem.data());
-    at::smem_hook = nullptr;
-    if (g_trace) fclose(g_trace);
-    FILE* f = fopen(outp, "wb");
-    if (!f || fwrite(out.data(), 1, out.size(), f) != out.size()) { perror(outp); exit(2); }
-    fclose(f);
-    printf("ok %s\n", name);
-    return 0;
+  const Entry* e = find(name);
+  if (!e) {
+    printf("error unknown kernel %s\n", name);
+    return 1;
   }
-  printf("error unknown kernel %s\n", name);
-  return 1;
+  std::vector<char> in = slurp(inp), out = slurp(outp);
+  std::vector<char> smem((size_t)e->smem + 16);
+  g_smem = e->smem;
+  g_trace = strcmp(tracep, "-") ? fopen(tracep, "w") : nullptr;
+  g_trace_block = (uint32_t)trace_block;
+  g_last_tid = g_last_phase = -1;
+  at::smem_hook = hook;
+  bool ran = e->fn(at::Args{in.data() + in_off, out.data() + out_off, B, M, N}, smem.data());
+  at::smem_hook = nullptr;
+  if (g_trace) fclose(g_trace);
+  if (!ran) {
+    printf("error %s: %lld x %lld x %lld needs 2^31 blocks or more\n", name, B, M, N);
+    return 1;
+  }
+  FILE* f = fopen(outp, "wb");
+  if (!f || fwrite(out.data(), 1, out.size(), f) != out.size()) { perror(outp); exit(2); }
+  fclose(f);
+  printf("ok %s\n", name);
+  return 0;
 }
 
 int main() {
@@ -93,12 +106,15 @@ int main() {
   int rc = 0;
   while (fgets(line, sizeof line, stdin)) {
     char cmd[32], name[512], inp[2048], outp[2048], tracep[2048];
-    int B, M, N;
-    long long in_off, out_off, trace_block;
+    long long B, M, N, in_off, out_off, trace_block;
     if (sscanf(line, "%31s", cmd) != 1) continue;
     if (!strcmp(cmd, "list")) {
       for (const Entry& e : entries) printf("%s %d %d %d %d\n", e.name, e.nt, e.smem, e.tr, e.tc);
-    } else if (sscanf(line, "run %511s %d %d %d %2047s %lld %2047s %lld %2047s %lld", name, &B, &M, &N, inp,
+    } else if (sscanf(line, "blocks %511s %lld %lld %lld", name, &B, &M, &N) == 4) {
+      const Entry* e = find(name);
+      if (e) printf("%lld\n", e->blocks(B, M, N));
+      else printf("error unknown kernel %s\n", name), rc = 1;
+    } else if (sscanf(line, "run %511s %lld %lld %lld %2047s %lld %2047s %lld %2047s %lld", name, &B, &M, &N, inp,
                       &in_off, outp, &out_off, tracep, &trace_block) == 10) {
       rc |= run_job(name, B, M, N, inp, in_off, outp, out_off, tracep, trace_block);
     } else {

@@ -1,8 +1,9 @@
 // autotrans template: naive and remapped transposes, one thread per element.
 // naive: consecutive threads walk input columns (coalesced reads, strided writes).
 // remapped: consecutive threads walk output columns (strided reads, coalesced writes).
-// Jinja slots: name (the kernel's C name) and c (its KernelConfig). No slot adds or
-// removes a line, so the #line that precedes a rendered kernel stays exact.
+// Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
+// of it: templates.python_view, checked at the end). No slot adds or removes a line,
+// so the #line that precedes a rendered kernel stays exact.
 struct {{ name }}_k {
   static constexpr int E = {{ c.elem_bytes }}, TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
@@ -22,4 +23,8 @@ struct {{ name }}_k {
   __host__ __device__ static __forceinline__ void store(const at::Tile&, const char*, int) {}
 };
 
+// Python's view of this kernel (templates.python_view), checked at compile time (kernel.cuh).
+AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
+{% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
+AT_AGREE_ARGS({{ py.args_size }}, {{ py.args_offsets | join(", ") }});
 AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})

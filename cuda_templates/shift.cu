@@ -16,8 +16,9 @@
 // (R * E == 4). Transposed rows are PAD elements longer and, with XOR set,
 // each group of K rows starts SKEW words later, so that the mid phase's chunk
 // stores of one warp fall on 32 different banks.
-// Jinja slots: name (the kernel's C name) and c (its KernelConfig). No slot adds or
-// removes a line, so the #line that precedes a rendered kernel stays exact.
+// Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
+// of it: templates.python_view, checked at the end). No slot adds or removes a line,
+// so the #line that precedes a rendered kernel stays exact.
 struct {{ name }}_k {
   static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, R = {{ c.micro_rows }}, K = V / E;
   static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
@@ -43,9 +44,14 @@ struct {{ name }}_k {
     return (uint32_t)(RAW + c * ROWB + (c / K) * 4 * SKEW + r * E);
   }
 
+  // Input rows from the tile's first to the matrix's last, at most ROWS: 32-bit.
+  __host__ __device__ static __forceinline__ int rows_left(const at::Tile& t) {
+    return t.left < ROWS ? (int)t.left : ROWS;
+  }
+
   // Byte misalignment of tile row r (rows past the matrix's last repeat it).
   __host__ __device__ static __forceinline__ uint32_t shift_of(const at::Tile& t, int r) {
-    r = r < t.left ? r : t.left - 1;
+    r = r < rows_left(t) ? r : rows_left(t) - 1;
     return ((uint32_t)(uintptr_t)t.in + (uint32_t)r * (uint32_t)t.ldi) & (V - 1);
   }
 
@@ -56,7 +62,7 @@ struct {{ name }}_k {
       for (int k = 0; k < IT1; ++k) {
         int i = tid + k * NT, r = i / NVR, v = i % NVR;
         if (ROWS * NVR % NT == 0 || i < ROWS * NVR) {
-          const char* p = t.in + (long long)(r < t.left ? r : t.left - 1) * t.ldi;
+          const char* p = t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
           uint32_t sh = (uint32_t)(uintptr_t)p & (V - 1);
           if (v < NVR - 1 || sh) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V);
         }
@@ -96,19 +102,19 @@ struct {{ name }}_k {
     if constexpr (FULL) {
 #pragma unroll
       for (int k = 0; k < IT3; ++k) {
-        int i = tid + k * NT, c = i / (TR / K), wv = i % (TR / K);
+        uint32_t i = tid + k * NT, c = i / (TR / K), wv = i % (TR / K);
         char* o = t.out + c * t.ldo;
         uint32_t d = (uint32_t)(-(uintptr_t)o) & (V - 1);  // bytes from o to the next aligned address
         char* p = o + d + wv * V;
         VecT v = at::lds_span<VecT, E>(s, off(0, c) + d + wv * V);
-        if (t.left >= ROWS - 1) {
+        if (rows_left(t) >= ROWS - 1) {
           at::stg<VecT>(p, v);
         } else {
-          long long end = (long long)t.left * E - d - wv * V;  // bytes of the output row from p on
+          long long end = (long long)rows_left(t) * E - d - wv * V;  // bytes of the output row from p on
           if (end >= V) at::stg<VecT>(p, v);
           else if (end > 0) at::stg_upto(p, v, (uint32_t)end);
         }
-        if (t.left == t.ldo / E && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
+        if (t.left * E == t.ldo && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
           VecT a = at::lds_span<VecT, 4>(s, off(0, c));
           at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
         }
@@ -119,4 +125,8 @@ struct {{ name }}_k {
   }
 };
 
+// Python's view of this kernel (templates.python_view), checked at compile time (kernel.cuh).
+AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
+{% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
+AT_AGREE_ARGS({{ py.args_size }}, {{ py.args_offsets | join(", ") }});
 AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})

@@ -2,8 +2,9 @@
 // "shared tile", "padded tile" and "XOR-swizzled tile"). The tile is stored in
 // the input's orientation: smem row r holds input row r, with PAD elements of
 // padding per row; XOR swizzle stores column c of row r at column c ^ (r % TC).
-// Jinja slots: name (the kernel's C name) and c (its KernelConfig). No slot adds or
-// removes a line, so the #line that precedes a rendered kernel stays exact.
+// Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
+// of it: templates.python_view, checked at the end). No slot adds or removes a line,
+// so the #line that precedes a rendered kernel stays exact.
 struct {{ name }}_k {
   static constexpr int E = {{ c.elem_bytes }}, TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
@@ -25,7 +26,7 @@ struct {{ name }}_k {
     for (int k = 0; k < TR * TC / NT; ++k) {
       int i = tid + k * NT, r = i / TC, c = i % TC;
       if (FULL || (r < t.rows && c < t.cols))
-        at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(t.in + r * t.ldi + (long long)c * E));
+        at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(t.in + (unsigned long long)(uint32_t)r * t.ldi + (long long)c * E));
     }
   }
 
@@ -36,9 +37,13 @@ struct {{ name }}_k {
     for (int k = 0; k < TR * TC / NT; ++k) {
       int i = tid + k * NT, c = i / TR, r = i % TR;
       if (FULL || (r < t.rows && c < t.cols))
-        at::stg<ElemT>(t.out + c * t.ldo + (long long)r * E, at::lds<ElemT>(s, off(r, c)));
+        at::stg<ElemT>(t.out + (unsigned long long)(uint32_t)c * t.ldo + (long long)r * E, at::lds<ElemT>(s, off(r, c)));
     }
   }
 };
 
+// Python's view of this kernel (templates.python_view), checked at compile time (kernel.cuh).
+AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
+{% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
+AT_AGREE_ARGS({{ py.args_size }}, {{ py.args_offsets | join(", ") }});
 AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})

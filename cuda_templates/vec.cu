@@ -7,8 +7,9 @@
 // elements. The store phase reads whole V-byte chunks of smem rows and writes
 // them to the output. XOR swizzle permutes the V-byte chunks of smem row c by
 // (c / K), which spreads the load phase's chunk stores over the banks.
-// Jinja slots: name (the kernel's C name) and c (its KernelConfig). No slot adds or
-// removes a line, so the #line that precedes a rendered kernel stays exact.
+// Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
+// of it: templates.python_view, checked at the end). No slot adds or removes a line,
+// so the #line that precedes a rendered kernel stays exact.
 struct {{ name }}_k {
   static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, R = {{ c.micro_rows }}, K = V / E;
   static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
@@ -34,11 +35,18 @@ struct {{ name }}_k {
   __host__ __device__ static __forceinline__ void load(const at::Tile& t, char* s, int tid) {
     if constexpr (FULL) {
       VecT w[IT1][R];
+      // Where NT is a multiple of the vectors per row, step k's rows are step 0's
+      // moved k * NT / VPR * R rows down: one per-thread address plus uniform
+      // multiples of the 64-bit pitch (fewer registers than one product per row).
+      constexpr int VPR = TC / K;
+      const char* in0 = t.in + (unsigned long long)(uint32_t)(tid / VPR * R) * t.ldi + tid % VPR * V;
 #pragma unroll
       for (int k = 0; k < IT1; ++k) {  // every load in flight before the first use
-        int i = tid + k * NT, rg = i / (TC / K), vc = i % (TC / K);
+        int i = tid + k * NT, rg = i / VPR, vc = i % VPR;
 #pragma unroll
-        for (int q = 0; q < R; ++q) w[k][q] = at::ldg<VecT>(t.in + (long long)(rg * R + q) * t.ldi + vc * V);
+        for (int q = 0; q < R; ++q)
+          w[k][q] = at::ldg<VecT>(NT % VPR == 0 ? in0 + (unsigned long long)(k * (NT / VPR) * R + q) * t.ldi
+                                                : t.in + (unsigned long long)(uint32_t)(rg * R + q) * t.ldi + vc * V);
       }
 #pragma unroll
       for (int k = 0; k < IT1; ++k) {
@@ -64,10 +72,13 @@ struct {{ name }}_k {
         int i = tid + k * NT, c = i / (TR / K), vr = i % (TR / K);
         v[k] = at::lds<VecT>(s, off(vr * K, c));
       }
+      constexpr int VPC = TR / K;  // vectors per output row; as in load
+      char* out0 = t.out + (unsigned long long)(uint32_t)(tid / VPC) * t.ldo + tid % VPC * V;
 #pragma unroll
       for (int k = 0; k < IT2; ++k) {
-        int i = tid + k * NT, c = i / (TR / K), vr = i % (TR / K);
-        at::stg<VecT>(t.out + c * t.ldo + vr * V, v[k]);
+        int i = tid + k * NT, c = i / VPC, vr = i % VPC;
+        at::stg<VecT>(NT % VPC == 0 ? out0 + (unsigned long long)(k * (NT / VPC)) * t.ldo
+                                    : t.out + (unsigned long long)(uint32_t)c * t.ldo + vr * V, v[k]);
       }
     } else {
       at::store_elems<{{ name }}_k>(t, s, tid);
@@ -75,4 +86,10 @@ struct {{ name }}_k {
   }
 };
 
+// Python's view of this kernel (templates.python_view), checked at compile time (kernel.cuh).
+AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
+{% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
+AT_AGREE_ARGS({{ py.args_size }}, {{ py.args_offsets | join(", ") }});
+static_assert({{ name }}_k::IT1 == {{ c.family.steps(c).load }} && {{ name }}_k::IT2 == {{ c.family.steps(c).store }},
+              "vec.py's steps() (the register budget keep() assumes) disagrees with vec.cu's IT1/IT2");
 AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})

@@ -9,6 +9,7 @@ chunks XOR-swizzled. Every input and output row must start on a
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 VARIANTS = ("vec",)
 TEMPLATE = "vec.cu"
@@ -61,14 +62,27 @@ def space(e: int):
                                vec_bytes=v, micro_rows=r, pad=pad, swizzle=sw)
 
 
+@dataclass(frozen=True)
+class Steps:
+    """Per-thread iterations of vec.cu's phases (its IT1 and IT2; each rendered
+    kernel static_asserts that the two agree)."""
+    load: int    # load steps, micro_rows vectors each
+    store: int   # store steps, one vector each
+
+
+def steps(c) -> Steps:
+    return Steps((c.tile_rows // c.micro_rows) * (c.tile_cols // c.vec_elems) // c.threads,
+                 c.tile_cols * (c.tile_rows // c.vec_elems) // c.threads)
+
+
 def keep(c) -> bool:
     """The register budget: vectors a thread holds after the load phase and
     before the store phase must fit (tighter for 1024-thread blocks, where ptxas
     targets 32 registers, and for 128-thread blocks, where it spilled at the
     limit). Measured with ptxas 13.0 for sm_90 and sm_80: the default space
     compiles without spills (the exhaustive compile test checks it)."""
-    loads = (c.tile_rows // c.micro_rows) * (c.tile_cols // c.vec_elems) // c.threads * c.micro_rows
-    stores = c.tile_cols * (c.tile_rows // c.vec_elems) // c.threads
+    s = steps(c)
+    loads, stores = s.load * c.micro_rows, s.store
     words = (loads + stores) * c.vec_bytes // 4
     if c.threads == 1024:
         return loads + stores <= 8 and words <= 16

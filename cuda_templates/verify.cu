@@ -33,7 +33,8 @@ extern "C" __global__ void at_fill_pattern(uint32_t* p, unsigned long long nbyte
 // Expected output element (b, j, i), as E bytes; with flip, their complement.
 // Blocks walk output rows (b, j), threads walk their M elements.
 template <int E>
-__device__ __forceinline__ void at_expected(uint32_t seed, long long b, long long j, int i, int M, int N,
+__device__ __forceinline__ void at_expected(uint32_t seed, long long b, long long j, long long i, long long M,
+                                            long long N,
                                             bool flip, uint8_t (&v)[E]) {
   unsigned long long src = (unsigned long long)((b * M + i) * N + j) * E;
   if (E >= 4) {
@@ -50,30 +51,30 @@ __device__ __forceinline__ void at_expected(uint32_t seed, long long b, long lon
 }
 
 template <int E>
-__device__ void at_fill_not(uint8_t* out, int B, int M, int N, uint32_t seed) {
+__device__ void at_fill_not(uint8_t* out, long long B, long long M, long long N, uint32_t seed) {
   for (long long row = blockIdx.x; row < (long long)B * N; row += gridDim.x) {
     uint8_t* o = out + row * M * E;
     long long b = row / N, j = row - b * N;
-    for (int i = threadIdx.x; i < M; i += blockDim.x) {
+    for (long long i = threadIdx.x; i < M; i += blockDim.x) {
       uint8_t v[E];
       at_expected<E>(seed, b, j, i, M, N, true, v);
 #pragma unroll
-      for (int k = 0; k < E; ++k) o[(long long)i * E + k] = v[k];
+      for (int k = 0; k < E; ++k) o[i * E + k] = v[k];
     }
   }
 }
 
 template <int E>
-__device__ unsigned long long at_check(const uint8_t* out, int B, int M, int N, uint32_t seed) {
+__device__ unsigned long long at_check(const uint8_t* out, long long B, long long M, long long N, uint32_t seed) {
   unsigned long long wrong = 0;
   for (long long row = blockIdx.x; row < (long long)B * N; row += gridDim.x) {
     const uint8_t* o = out + row * M * E;
     long long b = row / N, j = row - b * N;
-    for (int i = threadIdx.x; i < M; i += blockDim.x) {
+    for (long long i = threadIdx.x; i < M; i += blockDim.x) {
       uint8_t v[E];
       at_expected<E>(seed, b, j, i, M, N, false, v);
 #pragma unroll
-      for (int k = 0; k < E; ++k) wrong += o[(long long)i * E + k] != v[k];
+      for (int k = 0; k < E; ++k) wrong += o[i * E + k] != v[k];
     }
   }
   return wrong;
@@ -81,7 +82,8 @@ __device__ unsigned long long at_check(const uint8_t* out, int B, int M, int N, 
 
 // Fills a B x N x M output with the complement of its correct transpose, so that
 // any byte a kernel leaves unwritten fails the check.
-extern "C" __global__ void at_fill_not_transposed(uint8_t* out, int B, int M, int N, int E, uint32_t seed) {
+extern "C" __global__ void at_fill_not_transposed(uint8_t* out, long long B, long long M, long long N, int E,
+                                                  uint32_t seed) {
   switch (E) {
     case 1: at_fill_not<1>(out, B, M, N, seed); break;
     case 2: at_fill_not<2>(out, B, M, N, seed); break;
@@ -92,7 +94,8 @@ extern "C" __global__ void at_fill_not_transposed(uint8_t* out, int B, int M, in
 }
 
 // Counts output bytes that differ from the transposed pattern.
-extern "C" __global__ void at_check_transpose(const uint8_t* out, int B, int M, int N, int E, uint32_t seed,
+extern "C" __global__ void at_check_transpose(const uint8_t* out, long long B, long long M, long long N, int E,
+                                              uint32_t seed,
                                               unsigned long long* bad) {
   unsigned long long wrong = 0;
   switch (E) {

@@ -96,3 +96,45 @@ def test_vec_refuses_unaligned_rows():
     cfg = next(c for c in default_space(4) if c.variant == "vec" and c.vec_bytes == 16)
     with pytest.raises(ValueError, match="aligned"):
         emulate_many([(cfg, np.zeros((5, 7), np.float32))])
+
+
+# -- 64-bit dimensions and the launch limit ------------------------------------
+
+from autotrans.emulate.emulator import blocks, build, trace  # noqa: E402
+from autotrans.kernels.config import MAX_BLOCKS, KernelConfig  # noqa: E402
+
+BIG = [(1, 1), (0, 5, 5), (3, 7, 2**33 + 1), (2**31 + 3, 5), (2, 2**31 + 5, 3 * 2**31 - 1), (2**40, 2**20)]
+
+
+@pytest.mark.parametrize("key", ["naive:e4:8x32:t256:v4:r1:p0:none:row", "tile:e1:32x32:t256:v1:r1:p1:none:row",
+                                 "shift:e1:64x256:t256:v16:r4:p0:xor:col"])
+def test_cpp_grid_agrees_with_python_past_32_bits(key):
+    cfg = KernelConfig.from_key(key)
+    assert blocks(cfg, BIG) == [cfg.blocks(s) for s in BIG]
+    assert cfg.blocks(BIG[-1]) > 2**32   # 64-bit on both sides
+
+
+def test_launch_limit_names_the_grid_limit():
+    cfg = classic("naive", 4)                         # 8 x 32 tiles
+    exact = (1, 8, 32 * MAX_BLOCKS)                   # the largest grid there is
+    assert cfg.blocks(exact) == MAX_BLOCKS and cfg.launch_problems(exact) == []
+    over = (1, 2**16 * 8, 2**15 * 32)                  # exactly 2^31 blocks
+    assert cfg.blocks(over) == 2**31
+    (p,) = cfg.launch_problems(over)
+    assert "2^31-1" in p and str(2**31) in p and cfg.key in p
+    with pytest.raises(ValueError, match=r"2\^31-1"):
+        cfg.check_launch(over)
+    with pytest.raises(ValueError, match=r"2\^31-1"):
+        trace(cfg, over)                               # refused before anything is allocated
+    assert cfg.launch_problems((2**31 + 7, 1)) == []  # a long dimension alone is fine
+
+
+def test_emulator_refuses_a_grid_past_2_to_the_31(tmp_path):
+    """at::emulate itself will not run a launch that no GPU grid can hold."""
+    import subprocess
+    cfg = classic("naive", 4)
+    (tmp_path / "in").write_bytes(bytes(16))
+    (tmp_path / "out").write_bytes(bytes(16))
+    r = subprocess.run([str(build([cfg]))], input=f"run {cfg.name} 1 {2**16 * 8} {2**15 * 32} in 0 out 0 - 0\n",
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 1 and "needs 2^31 blocks or more" in r.stdout

@@ -84,3 +84,19 @@ def test_shift_tiles_take_rows_and_pointers_at_any_alignment(e):
                 failures.append(f"{cfg.key} {shape} offsets {src_off}/{dst_off}: guards_ok={guards_ok}, "
                                 f"{int((got != want).sum())} wrong bytes")
     assert not failures, "\n".join(failures[:20])
+
+
+def test_a_dimension_past_2_to_the_31():
+    """64-bit kernel arguments: a (1, 2**31 + 37) byte matrix through the naive
+    kernel and the untuned default (a shift tile: its rows are not aligned)."""
+    from autotrans.kernels.config import KernelConfig, classic
+    from autotrans.tuning.space import default_config
+    from autotrans.tuning.verify import Buffers
+    dev = driver.device()
+    shape = (1, 1, 2 ** 31 + 37)
+    bufs = Buffers(shape, 1, seed=11)
+    for cfg in (classic("naive", 1), default_config(shape, 1, dev.limits)):
+        assert cfg.blocks(shape) < 2 ** 31
+        assert bufs.verify(loader.kernel(cfg)) is None, cfg.key
+    with pytest.raises(ValueError, match="2\\^31|2\\*\\*31|blocks"):
+        KernelConfig("naive", 1, 8, 32, 256).check_launch((1, 2 ** 16 * 8, 2 ** 15 * 32))

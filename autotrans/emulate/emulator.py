@@ -69,6 +69,13 @@ def kernel_table(cfgs) -> dict[str, dict]:
     return out
 
 
+def blocks(cfg: KernelConfig, shapes) -> list[int]:
+    """The blocks the C++ side (at::blocks, what the emulator runs) gives each shape."""
+    bmns = [as_bmn(s) for s in shapes]
+    lines = [f"blocks {cfg.name} {b} {m} {n}\n" for b, m, n in bmns]
+    return [int(v) for v in _run(build([cfg]), lines, None)]
+
+
 def emulate_many(items, offset: int = 0) -> list[Emulated]:
     """Emulate each (config, array) launch; arrays are (M, N) or (B, M, N) and
     must have the config's element size. One process runs them all. offset:
@@ -81,6 +88,7 @@ def emulate_many(items, offset: int = 0) -> list[Emulated]:
             if x.dtype.itemsize != cfg.elem_bytes:
                 raise ValueError(f"{cfg.key} moves {cfg.elem_bytes}-byte elements, array has {x.dtype}")
             b, m, n = as_bmn(x.shape)
+            cfg.check_launch((b, m, n))
             if not cfg.aligned_for((m, n)):
                 raise ValueError(f"{cfg.key} needs rows aligned to {cfg.vec_bytes} bytes; shape {x.shape} is not")
             inp, outp = Path(d) / f"in{i}", Path(d) / f"out{i}"   # job lines name them relative to d
@@ -110,6 +118,7 @@ def trace(cfg: KernelConfig, shape=None, block: int = 0) -> list[tuple[int, int,
 
     The default shape is two tiles by two tiles, so block 0 is an interior tile."""
     b, m, n = as_bmn(shape or (2 * cfg.tile_rows, 2 * cfg.tile_cols))
+    cfg.check_launch((b, m, n))
     exe = build([cfg])
     with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
         size = b * m * n * cfg.elem_bytes

@@ -22,6 +22,7 @@ _KEY = re.compile(
     r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)$", re.ASCII)
 _INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad")
 MAX_TILE = 1024        # elements a tile side; bounds shared memory and the bank report
+MAX_BLOCKS = 2**31 - 1  # a launch's grid (x) limit; the kernels index blocks and tiles in 32 bits
 
 
 def _pow2(n: int) -> bool:
@@ -127,6 +128,27 @@ class KernelConfig:
         """Blocks (one per tile) for a (B,) M, N shape."""
         b, m, n = as_bmn(shape)
         return b * (-(-m // self.tile_rows)) * (-(-n // self.tile_cols))
+
+    def launch_problems(self, shape) -> list[str]:
+        """Why this config cannot launch on a (B,) M, N shape (empty when it can).
+
+        Dimensions are 64-bit in the kernels, but a launch has at most
+        MAX_BLOCKS blocks (one per tile; the grid's limit), and within it the
+        kernels' per-block index math is 32-bit: block index, tiles per matrix
+        (at most the blocks of one matrix) and tile coordinates."""
+        b, m, n = as_bmn(shape)
+        blocks = self.blocks((b, m, n))
+        if blocks <= MAX_BLOCKS:
+            return []
+        return [f"{self.key}: shape {b}x{m}x{n} needs {blocks} blocks of {self.tile_rows}x{self.tile_cols} "
+                f"tiles; a launch takes at most 2^31-1 ({MAX_BLOCKS}), and the kernels index blocks and a "
+                "matrix's tiles in 32 bits: split the batch or use larger tiles"]
+
+    def check_launch(self, shape) -> None:
+        """ValueError naming the limit where launch_problems(shape) finds any."""
+        p = self.launch_problems(shape)
+        if p:
+            raise ValueError("; ".join(p))
 
     def aligned_for(self, shape) -> bool:
         """Whether every input and output row of this shape is aligned as the

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
@@ -12,9 +13,55 @@ from ..core.paths import template_dir
 from .config import KernelConfig
 
 # Bump when the rendering code (not the templates) changes what is generated.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 SOURCES = (".cu", ".cuh")   # what the templates hash covers (the space's rules: tuning.space.SPACE_VERSION)
-ARGS = struct.Struct("PPiii")   # every transpose kernel's parameters (AT_KERNEL_ENTRY)
+NOT_KERNELS = ("verify.cu", "roofline.cu", "emulate.cu")   # programs beside the templates
+ARGS = struct.Struct("PPqqq")   # every transpose kernel's one parameter, at::Args {in, out, B, M, N}
+ARG_FIELDS = ("in", "out", "B", "M", "N")
+
+
+def field_offsets(fmt: str) -> tuple[int, ...]:
+    """Byte offset of each field of a native-layout struct format of one-letter
+    codes (C's alignment rules: each field aligned to its own size)."""
+    if not fmt.isalpha():
+        raise ValueError(f"field_offsets takes one-letter native codes, not {fmt!r}")
+    return tuple(struct.calcsize(fmt[:i] + "0" + fmt[i]) for i in range(len(fmt)))
+
+
+@dataclass(frozen=True)
+class GridSample:
+    """A shape and the blocks Python launches for it (checked by AT_AGREE_GRID)."""
+    b: int
+    m: int
+    n: int
+    blocks: int
+
+
+@dataclass(frozen=True)
+class PythonView:
+    """What Python believes of a kernel; every template static_asserts it
+    (AT_AGREE, AT_AGREE_GRID, AT_AGREE_ARGS in kernel.cuh)."""
+    smem: int
+    threads: int
+    tile_rows: int
+    tile_cols: int
+    grid: tuple[GridSample, ...]
+    args_size: int
+    args_offsets: tuple[int, ...]
+
+
+def grid_shapes(cfg: KernelConfig) -> tuple[tuple[int, int, int], ...]:
+    """Sample shapes whose block counts are checked at compile time: 1x1, ragged,
+    batched, exact tiles, and one past 2^31 a side (64-bit dimensions)."""
+    tr, tc = cfg.tile_rows, cfg.tile_cols
+    return ((1, 1, 1), (1, 2 * tr + 1, 3 * tc - 1), (3, tr + 1, tc), (2, 4 * tr, 2 * tc),
+            (2, 2**31 + 5, 3 * 2**31 - 1))
+
+
+def python_view(cfg: KernelConfig) -> PythonView:
+    grid = tuple(GridSample(*s, cfg.blocks(s)) for s in grid_shapes(cfg))
+    return PythonView(cfg.smem_bytes, cfg.threads, cfg.tile_rows, cfg.tile_cols, grid,
+                      ARGS.size, field_offsets(ARGS.format))
 
 
 @functools.lru_cache(maxsize=None)
@@ -28,10 +75,11 @@ def template_file(cfg: KernelConfig) -> Path:
     return template_dir() / cfg.family.TEMPLATE
 
 
-def render(cfg: KernelConfig) -> str:
-    """One kernel's source, preceded by a #line pointing into its template."""
+def render(cfg: KernelConfig, view: PythonView | None = None) -> str:
+    """One kernel's source, preceded by a #line pointing into its template.
+    view: what the kernel's static_asserts check (python_view(cfg) unless given)."""
     path = template_file(cfg)
-    body = _env().get_template(path.name).render(name=cfg.name, c=cfg)
+    body = _env().get_template(path.name).render(name=cfg.name, c=cfg, py=view or python_view(cfg))
     return f'#line 1 "{_c_string(str(path))}"\n{body}'
 
 
@@ -47,10 +95,12 @@ def render_unit(cfgs) -> str:
 
 @functools.lru_cache(maxsize=None)
 def templates_hash(directory: Path | None = None) -> str:
-    """Hash of every template file and the generator version: cache entries and
-    compiled kernels made from other templates are never reused."""
+    """Hash of every file transpose kernels are made from (the shared headers and
+    the families' templates; not the checker, benchmark or emulator programs)
+    and the generator version: cache entries and compiled kernels made from
+    other templates are never reused."""
     h = hashlib.sha256(f"generator={GENERATOR_VERSION}\n".encode())
     for p in sorted(Path(directory or template_dir()).iterdir()):
-        if p.suffix in SOURCES:
+        if p.suffix in SOURCES and p.name not in NOT_KERNELS:
             h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]

@@ -15,7 +15,7 @@ from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
 from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 3
+SPACE_VERSION = 4
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 # Input rows whose pitch is a multiple of this also try the band walk (xor vec
@@ -35,6 +35,7 @@ _PTXAS_SPILLS = frozenset({
     "vec:e4:256x64:t512:v16:r1:p0:xor:row", "vec:e4:32x32:t64:v8:r1:p0:xor:row",
     "vec:e4:64x64:t256:v8:r1:p0:xor:row", "vec:e8:128x64:t512:v16:r1:p0:xor:band",
     "vec:e8:128x64:t512:v16:r1:p0:xor:row",
+    "vec:e8:64x64:t256:v16:r1:p0:xor:band",   # 64-bit arguments: 4 bytes at 40 registers (sm_90)
 })
 
 

@@ -28,8 +28,8 @@ def _helpers() -> dict:
     c = compile_file(template_dir() / "verify.cu", driver.device().arch)
     mod = driver.load_module(c.object, c.image())
     return {"fill": driver.function(mod, "at_fill_pattern", "PQI"),
-            "fill_not": driver.function(mod, "at_fill_not_transposed", "PiiiiI"),
-            "check": driver.function(mod, "at_check_transpose", "PiiiiIP"),
+            "fill_not": driver.function(mod, "at_fill_not_transposed", "PqqqiI"),
+            "check": driver.function(mod, "at_check_transpose", "PqqqiIP"),
             "count_ne": driver.function(mod, "at_count_ne", "PQBP")}
 
 

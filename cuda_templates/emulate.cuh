@@ -1,0 +1,42 @@
+// autotrans: the host emulation driver (AT_EMULATE only): every block, every
+// thread, phase by phase, in order, through the templates' own code.
+#pragma once
+#include "kernel.cuh"
+
+#ifdef AT_EMULATE
+namespace at {
+
+inline int emu_phase = 0, emu_tid = 0;
+inline uint32_t emu_block = 0;
+
+template <class K, bool FULL>
+void emu_step(const Tile& t, char* smem) {
+  if (emu_phase == 0) K::template load<FULL>(t, smem, emu_tid);
+  else if (emu_phase == 2) K::template store<FULL>(t, smem, emu_tid);
+  else if constexpr (has_mid<K>::value) K::template mid<FULL>(t, smem, emu_tid);
+}
+
+// One launch of K; false (nothing run) where the grid would need 2^31 blocks or
+// more, which no launch takes.
+template <class K>
+bool emulate(const Args& a, char* smem) {
+  if (a.B <= 0 || a.M <= 0 || a.N <= 0) return true;
+  const long long n = blocks<K>(a.B, a.M, a.N);
+  if (n >= (1ll << 31)) return false;
+  for (uint32_t blk = 0; blk < (uint32_t)n; ++blk) {
+    Tile t = locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blk);
+    bool full = t.rows == K::TR && t.cols == K::TC;
+    for (int i = 0; i < K::SMEM; ++i) smem[i] = (char)0xCD;  // stale shared memory
+    emu_block = blk;
+    for (emu_phase = 0; emu_phase < 3; ++emu_phase) {
+      if (emu_phase == 1 && !has_mid<K>::value) continue;
+      for (emu_tid = 0; emu_tid < K::NT; ++emu_tid) {
+        if (full) emu_step<K, true>(t, smem); else emu_step<K, false>(t, smem);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace at
+#endif

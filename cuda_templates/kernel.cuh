@@ -1,0 +1,91 @@
+// autotrans: the kernel skeleton every template shares: the phases of a block
+// (phases, run, has_mid), the element-wise paths of edge tiles, the kernel entry
+// (AT_KERNEL_ENTRY) and the compile-time checks that Python and C++ agree.
+#pragma once
+#include "mem.cuh"
+#include "tiles.cuh"
+
+namespace at {
+
+// The element-wise paths of edge tiles, for templates whose shared tile holds
+// element (input row r, input column c) at byte K::off(r, c).
+template <class K>
+__host__ __device__ __forceinline__ void load_elems(const Tile& t, char* s, int tid) {
+  for (int i = tid; i < K::TR * K::TC; i += K::NT) {
+    int r = i / K::TC, c = i % K::TC;
+    if (r < t.rows && c < t.cols)
+      sts<typename K::ElemT>(s, K::off(r, c), ldg<typename K::ElemT>(t.in + r * t.ldi + (long long)c * K::E));
+  }
+}
+
+template <class K>
+__host__ __device__ __forceinline__ void store_elems(const Tile& t, const char* s, int tid) {
+  for (int i = tid; i < K::TR * K::TC; i += K::NT) {
+    int c = i / K::TR, r = i % K::TR;
+    if (r < t.rows && c < t.cols)
+      stg<typename K::ElemT>(t.out + c * t.ldo + (long long)r * K::E, lds<typename K::ElemT>(s, K::off(r, c)));
+  }
+}
+
+// Whether a template has a middle phase (K::mid, shared -> shared, between
+// load and store): templates that declare `static constexpr bool MID = true`.
+template <class K, class = void> struct has_mid { static constexpr bool value = false; };
+template <class K> struct has_mid<K, decltype(void(K::MID))> { static constexpr bool value = K::MID; };
+
+// The kernel body shared by every template. K is a template's struct: its
+// geometry (TR, TC, E, NT) and its phases, load (global -> shared), optionally
+// mid, and store (shared -> global). Interior tiles take the unpredicated,
+// vectorised path (FULL = true); edge tiles take a predicated element-wise path.
+template <class K, bool FULL>
+__device__ __forceinline__ void phases(const Tile& t, char* smem) {
+  K::template load<FULL>(t, smem, threadIdx.x);
+  if (K::SMEM) __syncthreads();
+  if constexpr (has_mid<K>::value) {
+    K::template mid<FULL>(t, smem, threadIdx.x);
+    __syncthreads();
+  }
+  K::template store<FULL>(t, smem, threadIdx.x);
+}
+
+template <class K>
+__device__ __forceinline__ void run(const Args& a, char* smem) {
+  Tile t = locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blockIdx.x);
+  if (t.rows == K::TR && t.cols == K::TC) phases<K, true>(t, smem);
+  else phases<K, false>(t, smem);
+}
+
+}  // namespace at
+
+// A template's kernel: NAME(in, out, B, M, N) runs at::run on struct NAME_k (dynamic
+// shared memory of NAME_k::SMEM bytes). Its parameters are at::Args' fields, in
+// order and of their types, so the parameter block is laid out as at::Args is
+// (AT_AGREE_ARGS checks that against Python's ARGS); the pointers are separate
+// __restrict__ parameters, so the input is read through the read-only path.
+// Nothing in the host emulator.
+#ifndef AT_EMULATE
+#define AT_KERNEL_ENTRY(NAME, THREADS)                                                            \
+  extern "C" __global__ void __launch_bounds__(THREADS)                                           \
+  NAME(decltype(at::Args::in) __restrict__ in, decltype(at::Args::out) __restrict__ out,          \
+       decltype(at::Args::B) B, decltype(at::Args::M) M, decltype(at::Args::N) N) {               \
+    extern __shared__ __align__(16) char smem[];                                                  \
+    at::run<NAME##_k>(at::Args{in, out, B, M, N}, smem);                                          \
+  }
+#else
+#define AT_KERNEL_ENTRY(NAME, THREADS)
+#endif
+
+// Compile-time agreement with Python: autotrans.kernels.templates.render fills
+// these from KernelConfig, so a template formula and its Python twin that
+// disagree fail to compile (each message names the Python side).
+#define AT_AGREE(K, SMEM_, NT_, TR_, TC_)                                                          \
+  static_assert(K::SMEM == (SMEM_), "KernelConfig.smem_bytes (Python) disagrees with the template's SMEM"); \
+  static_assert(K::NT == (NT_) && K::TR == (TR_) && K::TC == (TC_),                               \
+                "KernelConfig threads/tile_rows/tile_cols (Python) disagree with the template's NT/TR/TC")
+#define AT_AGREE_GRID(K, B_, M_, N_, BLOCKS_)                                                      \
+  static_assert(at::blocks<K>(B_, M_, N_) == (BLOCKS_),                                           \
+                "KernelConfig.blocks (Python) disagrees with at::blocks (C++) on shape " #B_ "x" #M_ "x" #N_)
+#define AT_AGREE_ARGS(SIZE_, IN_, OUT_, B_, M_, N_)                                                \
+  static_assert(sizeof(at::Args) == (SIZE_) && offsetof(at::Args, in) == (IN_) &&                 \
+                offsetof(at::Args, out) == (OUT_) && offsetof(at::Args, B) == (B_) &&              \
+                offsetof(at::Args, M) == (M_) && offsetof(at::Args, N) == (N_),                    \
+                "templates.ARGS (Python's kernel argument struct) disagrees with at::Args")
