@@ -92,6 +92,7 @@ def test_transpose_never_launches_a_config_of_another_element_size(tmp_path, mon
         return real(cfg, *args, **kwargs)
 
     monkeypatch.setattr(loader, "kernel", spy)
+    monkeypatch.setattr(launch, "_kernels", {})   # kernels loaded by earlier tests load again
     launch.forget()
     ga = gpuarray()
     rng = np.random.default_rng(5)

@@ -1,6 +1,6 @@
 """Launch given configs on one shape (twice each), for a profiler such as ncu:
 
-    ncu --clock-control none --kernel-name regex:^at_ python benchmarks/profile.py 4097x4095 float32 KEY...
+    ncu --clock-control none --kernel-name regex:^at_ python benchmarks/ncu_launch.py 4097x4095 float32 KEY...
 """
 import sys
 
