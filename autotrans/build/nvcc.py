@@ -43,18 +43,23 @@ def arch_of(cc) -> str:
 
 
 def run(sources: dict[str, str], main: str, args: list[str], includes=()) -> tuple[bytes | None, str]:
-    """Write ``sources`` ({file name: text}) to a private temporary folder and
-    run ``nvcc args... -I folder -I includes... folder/main -o out``.
+    """Write ``sources`` ({file name: text}) and the headers of ``includes``
+    (folders) to a private temporary folder and run nvcc there on ``main``.
 
+    nvcc sees relative paths only (it hands some to a shell internally, so a
+    space or a quote in a checkout or TMPDIR path must never reach it).
     Returns (the output file's bytes, or None if nvcc failed; its log)."""
     with tempfile.TemporaryDirectory(prefix="autotrans-nvcc-") as d:
+        for folder in includes:
+            for h in Path(folder).iterdir():
+                if h.suffix in (".cuh", ".h") and h.name not in sources:
+                    shutil.copyfile(h, Path(d, h.name))
         for name, text in sources.items():
             Path(d, name).write_text(text)
-        out = Path(d, "out")
-        inc = [a for i in (d, *includes) for a in ("-I", str(i))]
-        cmd = [find_nvcc(), *args, *inc, str(Path(d, main)), "-o", str(out)]
-        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        cmd = [find_nvcc(), *args, "-I", ".", main, "-o", "out"]
+        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, cwd=d)
         log = r.stderr + r.stdout
+        out = Path(d, "out")
         if r.returncode != 0 or not out.is_file():
             return None, log
         return out.read_bytes(), log
