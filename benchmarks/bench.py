@@ -2,7 +2,7 @@
 
 The zoo and the held-out shapes, against cudaMemcpy and a 16-byte copy kernel,
 torch eager, torch.compile, CuPy, cuBLAS geam and XLA, in one process
-(method: autotrans/tools/benchmark.py). After every case
+(method: autotrans/tools/bench/). After every case
 it rewrites benchmarks/results/<gpu>.json and the report <gpu>.md made from it;
 at the end it measures tune() time in fresh processes.
 
@@ -22,7 +22,7 @@ import re
 import sys
 from pathlib import Path
 
-from autotrans.tools import benchmark as bm
+from autotrans.tools import bench as bm
 
 REPO = Path(__file__).resolve().parent.parent
 TUNE_TIME_CASES = (((16384, 16384), "float32"), ((4097, 4095), "float32"))

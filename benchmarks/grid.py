@@ -2,7 +2,7 @@
 (cache/h200.json), which choose() uses on the same GPU model when the user's
 cache has no entry for a shape.
 
-The grid (autotrans.tools.benchmark.grid()) covers, for every element size,
+The grid (autotrans.tools.bench.grid()) covers, for every element size,
 the classes the choice depends on: row-byte alignment of both sides (16-byte,
 the element size only, and the alignments between), aspect ratio (square,
 tall and wide, skinny both ways), size against L2 and the SM count (a few tiles
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autotrans.tools import benchmark as bm
+from autotrans.tools import bench as bm
 
 REPO = Path(__file__).resolve().parent.parent
 EXPORT_EVERY = 8

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autotrans.tools import benchmark as bm
+from autotrans.tools import bench as bm
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""The benchmark (tools/benchmark.py, benchmarks/*.py): its cases, the shipped
+"""The benchmark (tools/bench/, benchmarks/*.py): its cases, the shipped
 grid, the result file, target evaluation, the markdown report and the README
 table, all on the CPU; roofline.cu compiled with the real nvcc; and, on a GPU,
 one small case end to end."""
@@ -15,8 +15,9 @@ import pytest
 
 from autotrans.api.select import shape_class
 from autotrans.core.problem import ELEM_SIZES
-from autotrans.tools import benchmark as bm
-from autotrans.tools.benchmark import MIB, Case, Result, Row
+from autotrans.tools import bench as bm
+from autotrans.tools.bench import MIB, Case, Result, Row, check, gpu, suite
+from autotrans.tools.bench.results import Entry
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -151,7 +152,7 @@ def test_grid_is_small_enough_to_tune_in_about_five_minutes():
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128"])
 def test_fill_masks_make_finite_normal_floats_and_complements(dtype):
-    and_even, or_even, and_odd, or_odd = bm.fill_masks(dtype)
+    and_even, or_even, and_odd, or_odd = gpu.fill_masks(dtype)
     words = np.random.default_rng(1).integers(0, 2 ** 32, 1 << 16, dtype=np.uint64).astype(np.uint32)
     masked = words.copy()
     masked[0::2] = (masked[0::2] & and_even) | or_even
@@ -165,7 +166,7 @@ def test_fill_masks_make_finite_normal_floats_and_complements(dtype):
 
 
 def test_fill_masks_leave_integers_alone():
-    assert bm.fill_masks("int8") == bm.fill_masks("uint16") == (0xFFFFFFFF, 0, 0xFFFFFFFF, 0)
+    assert gpu.fill_masks("int8") == gpu.fill_masks("uint16") == (0xFFFFFFFF, 0, 0xFFFFFFFF, 0)
 
 
 # -- rows, targets, the report -------------------------------------------------
@@ -350,11 +351,11 @@ def test_resume_keeps_rows_only_of_the_same_gpu_and_space():
     old = _doc(_sample_rows())
     fresh = _doc([])
     fresh["meta"]["date"] = "2026-12-02T00:00:00+00:00"
-    assert len(bm._resumed(fresh, json.loads(json.dumps(old)))["rows"]) == 5
+    assert len(suite._resumed(fresh, json.loads(json.dumps(old)))["rows"]) == 5
     other = _doc([])
     other["meta"]["space"] = "def-s4"
     with pytest.raises(ValueError, match="cannot resume"):
-        bm._resumed(other, old)
+        suite._resumed(other, old)
 
 
 # -- the scripts without a GPU ---------------------------------------------------
@@ -384,7 +385,7 @@ def test_roofline_cu_compiles_with_nvcc(tmp_path):
     from autotrans.core.paths import template_dir
     c = compile_file(template_dir() / "roofline.cu", "sm_90", root=tmp_path)
     image = c.image()
-    for name in bm._SIGNATURES:
+    for name in gpu.SIGNATURES:
         assert name.encode() in image
     assert compile_file(template_dir() / "roofline.cu", "sm_90", root=tmp_path).object == c.object
 
@@ -406,10 +407,10 @@ def test_one_case_end_to_end_on_the_gpu():
             assert res[k]["status"] == "ok" and res[k]["n"] == 5 and res[k]["median_us"] > 0, res[k]
         assert row["roofline"]["us"] == min(res["memcpy"]["median_us"], res["copy16"]["median_us"])
         case = Case((67, 129), "float32")
-        data = bm._Data(bench.gpu, case)
+        data = gpu.Data(bench.gpu, case)
         try:
-            fake = bm._Entry("fake", lambda src: (bench.gpu.copy16(data.y, src, case.nbytes), data.y)[1])
-            status, why = bench._check(fake, case, data)
+            fake = Entry("fake", lambda src: (bench.gpu.copy16(data.y, src, case.nbytes), data.y)[1])
+            status, why = check.output(bench.gpu, fake, case, data)
             assert status == "wrong" and "output bytes wrong" in why
             odd = case.nbytes - 13                # the copy kernel's scalar tail
             bench.gpu.copy16(data.y, data.x, odd)

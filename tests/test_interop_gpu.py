@@ -4,7 +4,6 @@ transpose on B, no host synchronize between), eight threads at once, out= of
 another kind, clear errors for what cannot be transposed, and the first-call
 cost of an unseen shape. A framework that is not installed is skipped."""
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -152,9 +151,9 @@ def test_other_producers_get_a_device_array():
 
 # -- streams -----------------------------------------------------------------------
 
-def test_torch_producer_on_stream_a_transpose_on_stream_b():
-    torch = pytest.importorskip("torch")
-    h = host_random((2048, 1024), np.float32)
+def torch_late_on_stream_a(torch, h):
+    """(x, A, B, src): two new torch streams and a tensor x that stream A fills
+    with src (= h) only late, after a GPU sleep; src must outlive the copy."""
     src = torch.from_numpy(h).cuda()
     x = torch.zeros_like(src)
     a, b = torch.cuda.Stream(), torch.cuda.Stream()
@@ -162,6 +161,14 @@ def test_torch_producer_on_stream_a_transpose_on_stream_b():
     with torch.cuda.stream(a):
         torch.cuda._sleep(SLEEP_CYCLES)
         x.copy_(src)                                     # ready only late on stream A
+    return x, a, b, src
+
+
+def test_torch_producer_on_stream_a_transpose_on_stream_b():
+    torch = pytest.importorskip("torch")
+    h = host_random((2048, 1024), np.float32)
+    x, a, b, _src = torch_late_on_stream_a(torch, h)
+    with torch.cuda.stream(a):                           # x's producer: the current stream, A
         y = autotrans.transpose(x, stream=b)             # B must wait for A: an event, no host sync
         z = autotrans.transpose(x, stream=b.cuda_stream)  # a raw handle too
     b.synchronize()
@@ -209,13 +216,7 @@ def _spin(cupy):
 def test_cai_v3_stream_is_waited_for():
     torch = pytest.importorskip("torch")
     h = host_random((2048, 1024), np.float32)
-    src = torch.from_numpy(h).cuda()
-    x = torch.zeros_like(src)
-    a, b = torch.cuda.Stream(), torch.cuda.Stream()
-    torch.cuda.synchronize()
-    with torch.cuda.stream(a):
-        torch.cuda._sleep(SLEEP_CYCLES)
-        x.copy_(src)
+    x, a, b, _src = torch_late_on_stream_a(torch, h)
     y = autotrans.transpose(CAIOnly(x, stream=a.cuda_stream), stream=b)
     assert y.stream == b.cuda_stream and y.__cuda_array_interface__["stream"] == b.cuda_stream
     assert y.get().tobytes() == expect(h).tobytes()       # get() waits for B only

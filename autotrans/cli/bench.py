@@ -40,7 +40,7 @@ def jsonable(o):
 
 def run(args, seen) -> int:
     try:
-        from ..tools import benchmark
+        from ..tools.bench import markdown, run as run_bench
     except ImportError as exc:
         raise UserError(f"autotrans.benchmark is not available in this installation ({exc})") from None
     need_gpu("bench")
@@ -49,8 +49,8 @@ def run(args, seen) -> int:
     kwargs = {"peers": not args.no_peers}
     if args.no_progress:
         kwargs["progress"] = False
-    rows = benchmark.run(cases, **kwargs)
-    print(benchmark.markdown(rows))
+    rows = run_bench(cases, **kwargs)
+    print(markdown(rows))
     if args.json:
         atomic_write(Path(args.json), (json.dumps(rows, indent=1, default=jsonable) + "\n").encode())
         note(f"wrote {len(rows)} rows to {args.json}")

@@ -71,10 +71,10 @@ def _record(args, name: str, e: int, dev, why) -> dict:
 def _bars(args, e: int):
     """(GB/s bars or None, a note for the title or "") on this GPU."""
     try:
-        from ..tools import benchmark
+        from ..tools.bench import run as run_bench
     except ImportError:
         return None, "\n(comparison bars skipped: autotrans.benchmark is not available)"
-    rows = benchmark.run([(args.shape, args.dtype)], peers=True)
+    rows = run_bench([(args.shape, args.dtype)], peers=True)
     nbytes = int(np.prod(as_bmn(args.shape))) * e
     return (bars_from_row(rows[0], nbytes) if rows else None), ""
 

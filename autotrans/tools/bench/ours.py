@@ -1,0 +1,48 @@
+"""autotrans' own contenders: the tuned config and the untuned choice."""
+from __future__ import annotations
+
+import time
+
+from ... import api
+from ...api.select import choose
+from ...results.store import ResultCache
+from ...tuning import loader
+from .cases import Case
+from .gpu import Data
+from .results import Entry, Result
+
+
+def _entry(name: str, case: Case, data: Data, choice, setup_s=None) -> Entry:
+    go, y = loader.kernel(choice.config).launcher(case.bmn), data.y
+
+    def call(src):
+        go(src, y)
+        return y
+    return Entry(name, call, config=choice.config.key, source=choice.source, setup_s=setup_s,
+                 note=choice.reason)
+
+
+def tuned_entry(bench, case: Case, data: Data):
+    """The config tune() finds for the shape (tuned into the user cache when missing)."""
+    dev, setup = bench.gpu.dev, None
+
+    def pick():
+        return choose(case.bmn, case.elem_bytes, dev.id.text, dev.limits, ResultCache())
+    choice = pick()
+    if choice.source != "exact":
+        if not bench.tune:
+            return Result("skipped", note="not in the user cache, and tuning is off")
+        t = time.perf_counter()
+        api.tune(case.bmn, case.dtype, progress=False)
+        setup = time.perf_counter() - t
+        choice = pick()
+        if choice.source != "exact":
+            return Result("failed", setup_s=setup, note=f"tune() stored no result ({choice})")
+    return _entry("tuned", case, data, choice, setup)
+
+
+def untuned_entry(bench, case: Case, data: Data):
+    """What choose() picks with an empty user cache and only the shipped results."""
+    dev = bench.gpu.dev
+    choice = choose(case.bmn, case.elem_bytes, dev.id.text, dev.limits, ResultCache(bench.empty_cache))
+    return _entry("untuned", case, data, choice)
