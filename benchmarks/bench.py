@@ -98,11 +98,8 @@ def main(argv=None) -> int:
     if not cases:
         print("bench.py: error: no case matches", file=sys.stderr)
         return 2
-    from autotrans.backend.cuda import GPUUnavailable, device
-    try:
-        dev = device()
-    except GPUUnavailable as exc:
-        print(f"bench.py: error: {exc}", file=sys.stderr)
+    dev = bm.device_or_error("bench.py")
+    if dev is None:
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -57,13 +57,10 @@ def main(argv=None) -> int:
         print(f"{len(cases)} shapes")
         return 0
     from autotrans import api
-    from autotrans.backend.cuda import GPUUnavailable, device
     from autotrans.results.store import ResultCache
     from autotrans.tuning.space import space_id
-    try:
-        dev = device()
-    except GPUUnavailable as exc:
-        print(f"grid.py: error: {exc}", file=sys.stderr)
+    dev = bm.device_or_error("grid.py")
+    if dev is None:
         return 2
     out, t0, failed = Path(args.out), time.monotonic(), []
     with tempfile.TemporaryDirectory(prefix="autotrans-grid-") as d:

@@ -39,6 +39,7 @@ file format, load_results), targets, report, readme.
 """
 from .cases import BANDS, CLASSES, MIB, Case, band, held_out, parse_cases, quick, zoo
 from .document import METHOD, load_results
+from .gpu import device_or_error
 from .grid import GRID_SQUARES, grid
 from .measure import REPS
 from .readme import README_CASES, readme_table
@@ -48,7 +49,7 @@ from .run import Bench, progress_line, run
 from .suite import new_doc, run_suite, tune_time, write
 from .targets import TARGETS, Check, Tally, evaluate, flags, summary, tune_checks
 
-__all__ = ["BANDS", "CLASSES", "CONTENDERS", "GRID_SQUARES", "LABELS", "METHOD", "MIB", "README_CASES",
+__all__ = ["device_or_error", "BANDS", "CLASSES", "CONTENDERS", "GRID_SQUARES", "LABELS", "METHOD", "MIB", "README_CASES",
            "REPS", "TARGETS", "Bench", "Case", "Check", "Result", "Row", "Tally", "band", "evaluate",
            "flags", "grid", "held_out", "load_results", "markdown", "new_doc", "one_line", "parse_cases",
            "progress_line", "quick", "readme_table", "report", "run", "run_suite", "summary",

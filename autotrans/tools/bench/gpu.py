@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 import zlib
 
 import numpy as np
@@ -18,6 +19,15 @@ BLOCK = (256, 1, 1)
 
 SIGNATURES = {"at_copy16": 3, "at_flush": 3, "at_spin": 1, "at_fill": 8, "at_transpose_ref": 7,
                "at_count_transpose_diff": 7, "at_count_diff": 4}
+
+
+def device_or_error(prog: str):
+    """The GPU to run on, or None after printing one error line for ``prog``."""
+    try:
+        return driver.device()
+    except driver.GPUUnavailable as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return None
 
 
 @functools.lru_cache(maxsize=None)
