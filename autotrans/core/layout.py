@@ -1,0 +1,325 @@
+"""N-d permutations reduced to canonical problems, before anything is chosen.
+
+A permutation of a strided N-d input into a C-contiguous output is fused
+(size-1 axes dropped, axes that stay adjacent and contiguous merged) and then
+classified as one of the problems below. All strides and pitches are in
+bytes, all sizes in elements of ``elem`` bytes.
+
+``canonical`` does the reduction, ``extent`` measures a view for overlap
+checks, and ``apply`` is the NumPy reference of what a kernel does with a
+problem (on bytes), which the tests hold ``canonical`` to.
+"""
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+from autotrans.core.problem import ELEM_SIZES, MAX_DIM, _dim
+
+MAX_RANK = 8           # axes permute() takes
+MAX_BATCH = 7          # batch (or row) dimensions a strided kernel decomposes
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One fused dimension: its size and its input and output strides (bytes)."""
+    size: int
+    src: int
+    dst: int
+
+
+@dataclass(frozen=True)
+class CopyProblem:
+    """The permutation is the identity on a dense input: ``nbytes`` to copy."""
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class TransposeProblem:
+    """A dense batched 2-D transpose (B, M, N) -> (B, N, M) of ``elem``-byte
+    elements: what transpose() and the tuned families solve."""
+    elem: int
+    bmn: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class TileProblem:
+    """A strided batched 2-D transpose moved through shared-memory tiles.
+
+    Input element (batch index, i, j) is at src + sum(batch offsets) + i*ldi +
+    j*sci; it goes to dst + sum(batch offsets) + j*ldo + i*elem. ``m`` is the
+    output's last (contiguous) axis, ``n`` the input's fastest axis. ``batch``:
+    the other axes, outermost first, at most MAX_BATCH.
+
+    ``n`` is the fastest input axis other than m's: where the output's inner
+    axis is strided on the input too (``x[::2, ::2]``), ldi < sci. A strided
+    1-d gather (``x[::2]``) is m x 1: n = 1, sci = elem, ldo = m * elem."""
+    elem: int
+    m: int
+    n: int
+    ldi: int
+    ldo: int
+    sci: int
+    batch: tuple[Dim, ...]
+
+
+@dataclass(frozen=True)
+class RowsProblem:
+    """Rows of ``n`` contiguous ``elem``-byte elements (the inner axis stays
+    put, on both sides) gathered from strided places: row r, decomposed over
+    ``rows`` (outermost first, at most MAX_BATCH), starts at src + sum(index *
+    Dim.src) and goes to dst + sum(index * Dim.dst)."""
+    elem: int
+    n: int
+    rows: tuple[Dim, ...]
+
+
+# Any of the four (typing.Union: the package still runs on Python 3.9).
+Canonical = Union[CopyProblem, TransposeProblem, TileProblem, RowsProblem]
+
+
+# -- validation --------------------------------------------------------------------
+
+def _int(value, what: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{what} must be an integer, not {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ValueError(f"{what} must be an integer, not {value!r}") from None
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__"):
+        raise ValueError(f"shape must be a sequence of 1 to {MAX_RANK} dimensions, got {shape!r}")
+    t = tuple(_dim(s, shape) for s in shape)
+    if not 1 <= len(t) <= MAX_RANK:
+        raise ValueError(f"shape {t!r} has rank {len(t)}; permute takes 1 to {MAX_RANK} axes")
+    return t
+
+
+def _itemsize(itemsize) -> int:
+    e = _int(itemsize, "itemsize")
+    if e not in ELEM_SIZES:
+        raise ValueError(f"itemsize {e} is not one of {ELEM_SIZES}")
+    return e
+
+
+def _strides(strides, shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """Integers, one per axis."""
+    if isinstance(strides, (str, bytes)) or not hasattr(strides, "__len__") or len(strides) != len(shape):
+        raise ValueError(f"strides {strides!r} must be {len(shape)} integers, one per axis of {shape!r}")
+    return tuple(_int(s, f"stride of axis {k}") for k, s in enumerate(strides))
+
+
+def _check_strides(strides: tuple[int, ...], shape: tuple[int, ...], itemsize: int) -> None:
+    """Positive multiples of itemsize where the axis is longer than 1."""
+    t = strides
+    for k, (n, s) in enumerate(zip(shape, t)):
+        if n > 1 and s <= 0:
+            raise ValueError(f"strides {t!r}: axis {k} has stride {s}; "
+                             "axes longer than 1 need positive strides")
+        if n > 1 and s % itemsize:
+            raise ValueError(f"strides {t!r}: axis {k} has stride {s}, "
+                             f"not a multiple of the itemsize {itemsize}")
+        if n > 1 and s > MAX_DIM:
+            raise ValueError(f"strides {t!r}: axis {k} has stride {s}, over the limit of 2**62")
+
+
+def _axes(axes, rank: int) -> tuple[int, ...]:
+    try:
+        t = tuple(axes)
+        ok = (all(not isinstance(a, (bool, np.bool_)) for a in t)
+              and sorted(operator.index(a) for a in t) == list(range(rank)))
+    except TypeError:
+        t, ok = axes, False
+    if not ok:
+        raise ValueError(f"axes {t!r} are not a permutation of 0..{rank - 1}")
+    return tuple(operator.index(a) for a in t)
+
+
+def _align(align) -> int:
+    a = _int(align, "align")
+    if a not in ELEM_SIZES:
+        raise ValueError(f"align {a} is not one of {ELEM_SIZES} (the largest power of two "
+                         "up to 16 dividing both base pointers)")
+    return a
+
+
+def alignment(*pointers: int) -> int:
+    """The largest power of two up to 16 dividing every pointer (the
+    ``align`` canonical() takes)."""
+    a = 16
+    for p in pointers:
+        while p % a:
+            a //= 2
+    return a
+
+
+# -- the reduction ---------------------------------------------------------------------
+
+def canonical(shape, strides, itemsize, axes, align=16) -> Canonical | None:
+    """The canonical problem of ``out = ascontiguousarray(transpose(x, axes))``
+    for a view ``x`` of ``shape`` and byte ``strides``; None when empty.
+
+    Output order dims (output strides C-contiguous), size-1 dims dropped,
+    neighbours merged where the input keeps them adjacent; then: a dense copy;
+    contiguous inner rows (promoted to one wider element when the row is 2,
+    4, 8 or 16 bytes, ``align`` allows it and every other input stride is a
+    multiple of it; else a RowsProblem moving the widest words that divide
+    the row, ``align`` and every row stride); or a 2-D tile transpose (a
+    TransposeProblem when it is dense). ValueError for bad input; an empty
+    job is None whatever its strides (it moves nothing)."""
+    shape = _shape(shape)
+    itemsize = _itemsize(itemsize)
+    strides = _strides(strides, shape, itemsize)
+    axes = _axes(axes, len(shape))
+    align = _align(align)
+    if 0 in shape:
+        return None
+    _check_strides(strides, shape, itemsize)
+    if math.prod(shape) * itemsize > MAX_DIM or extent(shape, strides, itemsize) > MAX_DIM:
+        raise ValueError(f"shape {shape!r} with strides {strides!r} spans over 2**62 bytes")
+    dims, dst = [], itemsize
+    for a in reversed(axes):
+        dims.append(Dim(shape[a], strides[a], dst))
+        dst *= shape[a]
+    dims = [d for d in reversed(dims) if d.size > 1]
+    return _classify(dims, itemsize, align)
+
+
+def _merge(dims: list[Dim]) -> list[Dim]:
+    """Fuse output neighbours that are adjacent on the input too (the output
+    is C-contiguous, so its side always fuses)."""
+    out: list[Dim] = []
+    for d in dims:
+        if out and out[-1].src == d.src * d.size:
+            out[-1] = Dim(out[-1].size * d.size, d.src, d.dst)
+        else:
+            out.append(d)
+    return out
+
+
+def _classify(dims: list[Dim], elem: int, align: int) -> Canonical:
+    dims = _merge(dims)
+    # At most MAX_RANK (8) dims survive: a RowsProblem keeps 7 as rows, a
+    # TileProblem 6 as batch (m and n are two more), both <= MAX_BATCH.
+    assert len(dims) <= MAX_RANK and MAX_RANK - 1 <= MAX_BATCH
+    if not dims:
+        return CopyProblem(elem)
+    last = dims[-1]
+    if last.src != elem:
+        return _tile(dims, elem)
+    if len(dims) == 1:
+        return CopyProblem(last.size * elem)
+    chunk = last.size * elem
+    rows = dims[:-1]
+    if chunk in ELEM_SIZES and chunk <= align and all(d.src % chunk == 0 for d in rows):
+        # Promoted to chunk-byte elements. Merging again would change nothing
+        # (the srcs are the same), and the new last dim's src is not chunk
+        # (it would have merged with the old last dim): a tile, always.
+        return _tile(rows, chunk)
+    g = math.gcd(chunk, align, *(d.src for d in rows), *(d.dst for d in rows))
+    wide = max(e for e in ELEM_SIZES if g % e == 0)
+    return RowsProblem(wide, chunk // wide, tuple(rows))
+
+
+def _tile(dims: list[Dim], elem: int) -> TileProblem | TransposeProblem:
+    """m: the output's inner axis; n: the input's fastest other axis (the
+    later on a tie; n = 1 with sci = elem when there is none, a strided
+    1-d gather); batch: the rest."""
+    m, others = dims[-1], dims[:-1]
+    if not others:
+        return TileProblem(elem, m.size, 1, m.src, m.size * elem, elem, ())
+    k = min(range(len(others)), key=lambda i: (others[i].src, -i))
+    n = others[k]
+    batch = tuple(others[:k] + others[k + 1:])
+    tile = TileProblem(elem, m.size, n.size, m.src, n.dst, n.src, batch)
+    return _dense(tile) or tile
+
+
+def _dense(t: TileProblem) -> TransposeProblem | None:
+    """The tile problem as a dense batched transpose, if it is one."""
+    mn = t.m * t.n * t.elem
+    if (t.sci, t.ldi, t.ldo) != (t.elem, t.n * t.elem, t.m * t.elem):
+        return None
+    fused: list[Dim] = []
+    for d in t.batch:
+        if fused and fused[-1].src == d.src * d.size and fused[-1].dst == d.dst * d.size:
+            fused[-1] = Dim(fused[-1].size * d.size, d.src, d.dst)
+        else:
+            fused.append(d)
+    if len(fused) > 1 or any(d.src != mn or d.dst != mn for d in fused):
+        return None
+    return TransposeProblem(t.elem, (fused[0].size if fused else 1, t.m, t.n))
+
+
+def extent(shape, strides, itemsize) -> int:
+    """Bytes from the first to one past the last byte a view touches (0 when
+    empty); a size-1 axis's stride is ignored. With positive strides the
+    first byte is the view's base pointer."""
+    shape = tuple(_dim(s, shape) for s in shape)
+    strides = _strides(strides, shape, itemsize)
+    if 0 in shape:
+        return 0
+    return _itemsize(itemsize) + sum(abs(s) * (n - 1) for n, s in zip(shape, strides) if n > 1)
+
+
+# -- the reference -----------------------------------------------------------------
+
+def moved_bytes(problem: Canonical) -> int:
+    """Bytes the problem writes (the output's size)."""
+    if isinstance(problem, CopyProblem):
+        return problem.nbytes
+    if isinstance(problem, TransposeProblem):
+        return math.prod(problem.bmn) * problem.elem
+    extra = problem.batch if isinstance(problem, TileProblem) else problem.rows
+    inner = problem.m * problem.n if isinstance(problem, TileProblem) else problem.n
+    return math.prod(d.size for d in extra) * inner * problem.elem
+
+
+def _views(problem: Canonical) -> tuple[tuple, tuple, tuple, tuple]:
+    """(shape, src strides, dst shape, dst strides) of byte views whose
+    element-wise assignment dst[...] = src (src axes reordered to dst's) is
+    the problem; the last axis is the bytes of one element."""
+    if isinstance(problem, CopyProblem):
+        return (problem.nbytes,), (1,), (problem.nbytes,), (1,)
+    e = problem.elem
+    if isinstance(problem, TransposeProblem):
+        b, m, n = problem.bmn
+        return (b, m, n, e), (m * n * e, n * e, e, 1), (b, n, m, e), (m * n * e, m * e, e, 1)
+    if isinstance(problem, RowsProblem):
+        sizes = tuple(d.size for d in problem.rows)
+        row = (problem.n * e,)
+        return (sizes + row, tuple(d.src for d in problem.rows) + (1,),
+                sizes + row, tuple(d.dst for d in problem.rows) + (1,))
+    sizes = tuple(d.size for d in problem.batch)
+    src = tuple(d.src for d in problem.batch) + (problem.ldi, problem.sci, 1)
+    dst = tuple(d.dst for d in problem.batch) + (problem.ldo, e, 1)
+    return sizes + (problem.m, problem.n, e), src, sizes + (problem.n, problem.m, e), dst
+
+
+def apply(problem: Canonical, src: np.ndarray, dst_nbytes: int) -> np.ndarray:
+    """Run ``problem`` on bytes as a kernel would: ``src`` is the input's
+    bytes from its base pointer on (a 1-d uint8 array), the result the
+    ``dst_nbytes`` output bytes (zeros where nothing was written)."""
+    if not isinstance(src, np.ndarray) or src.dtype != np.uint8 or src.ndim != 1:
+        raise TypeError(f"src must be a 1-d uint8 array, not {type(src).__name__} "
+                        f"{getattr(src, 'dtype', '')}{getattr(src, 'shape', '')}")
+    src = np.ascontiguousarray(src)
+    dst = np.zeros(dst_nbytes, np.uint8)
+    shape, sst, dshape, dstr = _views(problem)
+    for what, buf, sh, st in (("src", src, shape, sst), ("dst", dst, dshape, dstr)):
+        need = 1 + sum((n - 1) * s for n, s in zip(sh, st))
+        if need > buf.size:
+            raise ValueError(f"{what} has {buf.size} bytes; {problem} touches {need}")
+    a = np.lib.stride_tricks.as_strided(src, shape, sst, writeable=False)
+    out = np.lib.stride_tricks.as_strided(dst, dshape, dstr)
+    if isinstance(problem, (TransposeProblem, TileProblem)):
+        a = a.swapaxes(-2, -3)
+    out[...] = a
+    return dst
