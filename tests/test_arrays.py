@@ -268,7 +268,7 @@ def put(cache, shape, e=4, config=None):
 def test_index_reads_once_and_again_when_the_cache_changes(tmp_path):
     cache = ResultCache(tmp_path / "c")
     index = Index(shipped=[])
-    assert index.entries(H200, 4, cache) == [] and index.loads == 1
+    assert index.table(H200, 4, H200_LIMITS, cache).rows == [] and index.loads == 1
     assert index.choose((512, 512), 4, H200, H200_LIMITS, cache).source == "default"
     assert index.loads == 1                                  # no file yet, nothing changed
     rec = put(cache, (4096, 4096))
@@ -280,7 +280,7 @@ def test_index_reads_once_and_again_when_the_cache_changes(tmp_path):
     other = put(cache, (4096, 4096), config=KernelConfig("vec", 4, 32, 32, 64, 16, 4, 0, "xor", "col"))
     assert index.choose((4096, 4096), 4, H200, H200_LIMITS, cache).config.key == other["key"]
     assert index.loads == 3                                  # a rewrite of the same size is seen too
-    assert index.entries(H200, 2, cache) == [] and index.loads == 4   # per element size
+    assert index.table(H200, 2, H200_LIMITS, cache).rows == [] and index.loads == 4   # per element size
 
 
 def test_index_sees_a_replaced_file(tmp_path):

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.device import Limits
+from ..core.paths import ENV_DIR
+from ..core.problem import as_bmn
 from ..results.store import ResultCache
 from . import select
 
@@ -47,8 +49,9 @@ class Index:
         self._lock = threading.Lock()
         self.loads = 0
 
-    def entries(self, fingerprint: str, elem_bytes: int, cache: ResultCache):
-        key = (str(cache.path), fingerprint, elem_bytes)
+    def table(self, fingerprint: str, elem_bytes: int, limits: Limits, cache: ResultCache) -> select.Table:
+        """The prepared select.Table of this cache file, device and element size."""
+        key = (str(cache.path), fingerprint, elem_bytes, limits)
         stamp = Stamp.of(cache.path)
         hit = self._tables.get(key)
         if hit is not None and hit[0] == stamp:
@@ -59,20 +62,33 @@ class Index:
                 return hit[1]
             # the stamp is taken before reading: a write during the read makes the next call read again
             found = select.usable_entries(fingerprint, elem_bytes, cache, shipped=self._shipped)
-            self._tables[key] = (stamp, found)
+            table = select.Table(found, elem_bytes, limits)
+            self._tables[key] = (stamp, table)
             self.loads += 1
-            return found
+            return table
 
     def choose(self, shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
                cache: ResultCache | None = None, align: int = 16) -> select.Choice:
         """select.choose() over the indexed entries (cache: default ResultCache())."""
-        cache = cache if cache is not None else ResultCache()
-        return select.choose(shape, elem_bytes, fingerprint, limits, cache, align=align, shipped=self._shipped,
-                             entries=self.entries(fingerprint, elem_bytes, cache))
+        bmn = as_bmn(shape)
+        if min(bmn) < 1:
+            return select.choose(bmn, elem_bytes, fingerprint, limits, entries=[], align=align)
+        cache = cache if cache is not None else _default_cache()
+        return self.table(fingerprint, elem_bytes, limits, cache).choose(bmn, align)
 
     def clear(self) -> None:
         with self._lock:
             self._tables.clear()
 
 
+def _default_cache() -> ResultCache:
+    """ResultCache() of the folder the environment names now, made once per folder."""
+    env = os.environ.get(ENV_DIR)
+    rc = _caches.get(env)
+    if rc is None:
+        rc = _caches[env] = ResultCache()
+    return rc
+
+
+_caches: dict = {}
 INDEX = Index()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -22,11 +23,13 @@ from ..kernels.config import KernelConfig
 from ..tuning import loader, runner
 from ..tuning.space import default_config
 from . import capture
-from .index import INDEX
+from .index import INDEX, Stamp, _default_cache
 
 TUNE_ENV = "AUTOTRANS_TUNE"
 PLAN_LIMIT = 2048          # input layouts remembered
 LAUNCHER_LIMIT = 4096      # (context, shape, element size, alignment) launchers remembered
+ROUTE_LIMIT = 4096         # (framework, layout, device, alignment) repeat-call routes remembered
+RECHECK_S = 1.0            # how often repeat calls look whether the cache file changed
 
 
 class LRU:
@@ -38,11 +41,13 @@ class LRU:
         self._lock = threading.Lock()
 
     def get(self, key):
-        with self._lock:
-            v = self._d.get(key)
-            if v is not None:
+        v = self._d.get(key)             # one C call each: atomic under the GIL
+        if v is not None:
+            try:
                 self._d.move_to_end(key)
-            return v
+            except KeyError:             # evicted by another thread meanwhile
+                pass
+        return v
 
     def put(self, key, value) -> None:
         with self._lock:
@@ -61,6 +66,7 @@ class LRU:
 
 _plans = LRU(PLAN_LIMIT)
 _launchers = LRU(LAUNCHER_LIMIT)
+_routes = LRU(ROUTE_LIMIT)
 _kernels: dict = {}        # (context, config key) -> loaded Kernel; bounded by the search space
 _kernel_lock = threading.Lock()
 _gpuarray_types: set = set()
@@ -71,6 +77,7 @@ def forget() -> None:
     the cache changed); loaded kernels stay loaded."""
     _plans.clear()
     _launchers.clear()
+    _routes.clear()
     INDEX.clear()
 
 
@@ -172,10 +179,13 @@ class _Plan:
         self.dtype = info.native if isinstance(info.native, np.dtype) else dtype_of_size(self.e)
         self.new_gpuarray = memory.OutputMaker(self.oshape, info.native) if info.kind == "pycuda" else None
 
-    def launch(self, src: int, dst: int, ctx: int, ordinal: int, stream: int) -> None:
+    def launch(self, src: int, dst: int, ctx: int, ordinal: int, stream: int):
+        """Launch on stream; returns the launcher used."""
         low = (src | dst) & 15
         align = 16 if low == 0 else low & -low
-        _launcher(self.bmn, self.e, align, ctx, ordinal, self.tune, self.dtype)(src, dst, stream)
+        go = _launcher(self.bmn, self.e, align, ctx, ordinal, self.tune, self.dtype)
+        go(src, dst, stream)
+        return go
 
 
 def _plan(key, info, tune) -> _Plan:
@@ -246,6 +256,18 @@ def transpose(x, out=None, stream=None, *, tune=None):
     device and shape (see explain()); tune=True (or AUTOTRANS_TUNE=1) tunes
     shapes without a cached result.
     """
+    if out is None and stream is None and tune is None:
+        fast = _fast.get(type(x))
+        if fast is not None:
+            if time.monotonic() >= _recheck[0]:
+                _check_cache()
+            r = fast(x)
+            if r is not None:
+                return r
+    return _transpose(x, out, stream, tune)
+
+
+def _transpose(x, out, stream, tune):
     explicit = None if stream is None else arrays.stream_handle(stream)
     t = type(x)
     if t in _gpuarray_types or (t.__module__.startswith("pycuda") and driver.is_gpuarray(x)):
@@ -283,14 +305,129 @@ def transpose(x, out=None, stream=None, *, tune=None):
     else:
         made = arrays.new_output(plan.info, plan.oshape, ctx, ordinal)
         dst = made.ptr
-    plan.launch(src, dst, ctx, ordinal, h)
+    go = plan.launch(src, dst, ctx, ordinal, h)
     if made is not None:
         if explicit is not None:
             arrays.record_stream(made.value, kind, stream, h, ordinal)
         if keep is not None and isinstance(made.value, arrays.DeviceArray):
             made.value.keep = keep                        # the producer's memory outlives our read
         result = arrays.finish(made, kind, h)
+    if out is None and explicit is None and tune is None and producer is None and keep is None:
+        _remember_route(x, kind, plan, src, dst, ctx, ordinal, go)
     return result
+
+
+# -- repeat calls ------------------------------------------------------------------
+# A call like one made before (same framework, layout, device and pointer
+# alignment; no out=, stream= or tune=) takes a route worked out by the full
+# path above: read the pointer, make the output, launch. Anything unusual (a
+# lazy torch view, another current device, an output of other alignment) goes
+# the full way again.
+
+class _Route:
+    __slots__ = ("oshape", "go", "ctx", "ordinal", "dlow", "make", "stream")
+
+    def __init__(self, plan: _Plan, go, ctx: int, ordinal: int, dst: int):
+        self.oshape, self.go, self.ctx, self.ordinal, self.dlow = plan.oshape, go, ctx, ordinal, dst & 15
+        self.make, self.stream = plan.new_gpuarray, None
+
+
+def _torch_key(x, src: int) -> tuple:
+    return ("torch", x.shape, x.stride(), x.dtype, x.get_device(), src & 15)
+
+
+def _cupy_key(x, src: int) -> tuple:
+    return ("cupy", x.shape, x.strides, x.dtype, x.data.device_id, src & 15)
+
+
+def _pycuda_key(x, src: int) -> tuple:
+    return ("pycuda", x.shape, x.strides, x.dtype, src & 15)
+
+
+def _torch_fast(x):
+    try:
+        src = x.data_ptr()
+        r = _routes.get(_torch_key(x, src))
+        if r is None or x.is_conj() or x.is_neg():
+            return None
+    except RuntimeError:                  # sparse and other strideless tensors: the full path says why
+        return None
+    y = x.new_empty(r.oshape)
+    dst = y.data_ptr()
+    if dst & 15 != r.dlow:
+        return None
+    r.go(src, dst, r.stream(r.ordinal))
+    return y
+
+
+def _cupy_fast(x):
+    src = x.data.ptr
+    r = _routes.get(_cupy_key(x, src))
+    if r is None or _cupy_device() != r.ordinal:
+        return None
+    y = _cupy_ndarray(r.oshape, x.dtype)
+    dst = y.data.ptr
+    if dst & 15 != r.dlow:
+        return None
+    r.go(src, dst, r.stream(r.ordinal))
+    return y
+
+
+def _pycuda_fast(x):
+    g = x.gpudata
+    if g is None:
+        return None
+    src = int(g)
+    r = _routes.get(_pycuda_key(x, src))
+    if r is None or cu.locate(src).ctx != r.ctx:
+        return None
+    y = r.make()
+    dst = int(y.gpudata)
+    if dst & 15 != r.dlow:
+        return None
+    r.go(src, dst, 0)
+    return y
+
+
+_cupy_device = _cupy_ndarray = None
+_KEYS = {"torch": (_torch_key, _torch_fast), "cupy": (_cupy_key, _cupy_fast), "pycuda": (_pycuda_key, _pycuda_fast)}
+_fast: dict = {}           # input type -> its repeat-call function
+
+
+def _remember_route(x, kind: str, plan: _Plan, src: int, dst: int, ctx: int, ordinal: int, go) -> None:
+    global _cupy_device, _cupy_ndarray
+    if kind not in _KEYS or (kind == "torch" and type(x).__module__.split(".")[0] != "torch"):
+        return
+    key_of, fast = _KEYS[kind]
+    r = _Route(plan, go, ctx, ordinal, dst)
+    if kind == "torch":
+        import torch
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        r.stream = raw if raw is not None else (lambda d: arrays.current_stream("torch", d))
+    elif kind == "cupy":
+        import cupy
+        _cupy_device, _cupy_ndarray = cupy.cuda.runtime.getDevice, cupy.ndarray
+        r.stream = lambda d: arrays.current_stream("cupy", d)
+    try:
+        key = key_of(x, src)
+    except (AttributeError, RuntimeError, TypeError):
+        return
+    _routes.put(key, r)
+    _fast[type(x)] = fast
+
+
+_recheck = [0.0, None]     # when repeat calls next look at the cache file, and its stamp then
+
+
+def _check_cache() -> None:
+    """Forget the choices made so far if the cache file changed since the last
+    look (another process tuned): at most every RECHECK_S seconds."""
+    _recheck[0] = time.monotonic() + RECHECK_S
+    stamp = Stamp.of(_default_cache().path)
+    if _recheck[1] is not None and stamp != _recheck[1]:
+        _launchers.clear()
+        _routes.clear()
+    _recheck[1] = stamp
 
 
 def _empty_result(plan: _Plan, out, stream: int):

@@ -14,7 +14,7 @@ from ..core.problem import as_bmn, elem_size
 from ..kernels.config import KernelConfig
 from ..results.record import TuneRecord
 from ..results.store import CacheKey, ResultCache, shipped_entries
-from ..tuning.space import default_config, fit_problems, space_id, widest_vector
+from ..tuning.space import default_config, space_id, widest_vector
 
 SKINNY = 64          # a matrix with a side shorter than this is "skinny"
 ASPECT = 4.0         # rows/cols beyond this (either way) is "tall" or "wide"
@@ -83,15 +83,70 @@ def shape_class(bmn, elem_bytes: int) -> tuple:
     return (widest_vector(bmn, elem_bytes), min(m, n) < SKINNY, aspect)
 
 
-def _distance(a, b) -> float:
-    return math.dist([math.log(x) for x in a], [math.log(x) for x in b])
+@dataclass(frozen=True)
+class _Row:
+    """One usable entry with what choose() needs of it worked out once."""
+    source: str
+    key: CacheKey
+    cfg: KernelConfig
+    fixed: tuple          # problems that do not depend on the shape (device limits)
+    cls: tuple            # shape_class of the tuned shape
+    logs: tuple           # log of its B, M, N
 
 
-def _nearness(key: CacheKey, bmn, want: tuple, source: str) -> tuple:
-    """Sort key of a tuned shape for an untuned one: same class first, then log-distance."""
-    have = shape_class(key.shape, key.elem_bytes)
-    return (have[0] != want[0], have[1] != want[1], abs(have[2] - want[2]),
-            _distance(key.shape, bmn), source != "exact", key.text)
+class Table:
+    """usable_entries() of one element size prepared for choose() on a device
+    with ``limits``: exact hits by shape, and every row's class, logs and
+    device-limit problems computed once, so choosing for a new shape costs a
+    short loop of arithmetic."""
+
+    def __init__(self, entries: list[Entry], elem_bytes: int, limits: Limits):
+        self.elem_bytes, self.limits = elem_bytes, limits
+        self.rows: list[_Row] = []
+        self.exact: dict = {}
+        for source, key, rec in entries:
+            cfg = rec.best
+            if cfg.elem_bytes != elem_bytes or key.elem_bytes != elem_bytes:
+                continue    # never a config for another element size
+            row = _Row(source, key, cfg, tuple(limits.problems(cfg.threads, cfg.smem_bytes)),
+                       shape_class(key.shape, elem_bytes), tuple(math.log(x) for x in key.shape))
+            self.rows.append(row)
+            self.exact.setdefault(key.shape, []).append(row)
+
+    def _why(self, row: _Row, bmn, align: int) -> list[str]:
+        why = list(row.fixed)
+        cfg = row.cfg
+        if not cfg.family.aligned_for(cfg, bmn[1], bmn[2]):
+            why.append(f"rows of {bmn[2]} and {bmn[1]} elements of {cfg.elem_bytes} B are not "
+                       f"{cfg.vec_bytes}-byte aligned")
+        if cfg.pointer_align > align:
+            why.append(f"pointers aligned to {align} B < {cfg.pointer_align}")
+        return why
+
+    def choose(self, bmn, align: int = 16) -> Choice:
+        """choose() for a validated (B, M, N) over this table."""
+        for row in self.exact.get(bmn, ()):
+            why = self._why(row, bmn, align)
+            if not why:
+                return Choice(row.cfg, row.source, row.key, "tuned for this shape"
+                              + (" (shipped with autotrans)" if row.source == "shipped" else ""))
+            warnings.warn(f"autotrans: cached config {row.cfg.key} for {bmn} cannot run here "
+                          f"({'; '.join(why)}); using another", RuntimeWarning, stacklevel=3)
+        want, logs, best = shape_class(bmn, self.elem_bytes), tuple(math.log(x) for x in bmn), None
+        for row in self.rows:
+            if row.key.shape == bmn or self._why(row, bmn, align):
+                continue
+            rank = (row.cls[0] != want[0], row.cls[1] != want[1], abs(row.cls[2] - want[2]),
+                    math.dist(row.logs, logs), row.source != "exact", row.key.text)
+            if best is None or rank < best[0]:
+                best = (rank, row)
+        if best is not None:
+            rank, row = best
+            same = "same shape class" if rank[:3] == (False, False, 0) else "nearest shape class"
+            return Choice(row.cfg, "nearest", row.key, f"nearest tuned shape {'x'.join(map(str, row.key.shape))} "
+                                                       f"({same}, log-distance {rank[3]:.2f})")
+        cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
+        return Choice(cfg, "default", None, "no tuned result for this device and element size")
 
 
 def choose(shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
@@ -111,29 +166,10 @@ def choose(shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
     if entries is None:
         entries = usable_entries(fingerprint, elem_bytes, cache if cache is not None else ResultCache(),
                                  shipped)
-    want = shape_class(bmn, elem_bytes)
-    near = []
-    for source, key, rec in entries:
-        cfg = rec.best
-        if cfg.elem_bytes != elem_bytes or key.elem_bytes != elem_bytes:
-            continue    # never a config for another element size
-        why = fit_problems(cfg, bmn, limits) + ([f"pointers aligned to {align} B < {cfg.pointer_align}"]
-                                                if cfg.pointer_align > align else [])
-        if key.shape == bmn:
-            if not why:
-                return Choice(cfg, source, key, "tuned for this shape"
-                              + (" (shipped with autotrans)" if source == "shipped" else ""))
-            warnings.warn(f"autotrans: cached config {cfg.key} for {bmn} cannot run here "
-                          f"({'; '.join(why)}); using another", RuntimeWarning, stacklevel=2)
-        elif not why:
-            near.append((_nearness(key, bmn, want, source), key, cfg))
-    if near:
-        rank, key, cfg = min(near, key=lambda t: t[0])
-        same = "same shape class" if rank[:3] == (False, False, 0) else "nearest shape class"
-        return Choice(cfg, "nearest", key, f"nearest tuned shape {'x'.join(map(str, key.shape))} "
-                                           f"({same}, log-distance {rank[3]:.2f})")
-    cfg = default_config(bmn, elem_bytes, limits, max_vec=align)
-    return Choice(cfg, "default", None, "no tuned result for this device and element size")
+    if min(bmn) < 1:
+        return Choice(default_config(bmn, elem_bytes, limits, max_vec=align), "default", None,
+                      "an empty shape moves nothing")
+    return Table(entries, elem_bytes, limits).choose(bmn, align)
 
 
 def explain(shape, dtype=np.float32, *, fingerprint: str | None = None, cache_dir=None) -> Choice:
@@ -161,4 +197,4 @@ def find_record(shape, elem_bytes: int, cache_dir=None, device: str | None = Non
     return None
 
 
-__all__ = ["Choice", "choose", "explain", "usable_entries", "find_record", "shape_class"]
+__all__ = ["Choice", "Table", "choose", "explain", "usable_entries", "find_record", "shape_class"]

@@ -240,15 +240,14 @@ class Kernel:
         """A fast launch(src, dst, stream=None) for one fixed shape; stream is
         None, a raw handle or a PyCUDA Stream."""
         b, m, n = as_bmn(shape)
-        grid, block, smem, launch = (self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, self.fn.launch
+        go = self.fn.launcher((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem)
 
-        def go(src, dst, stream=None):
+        def launch(src, dst, stream=None):
             try:
-                launch(grid, block, smem, stream if type(stream) is int else stream_handle(stream),
-                       src, dst, b, m, n)
+                go(stream if type(stream) is int else stream_handle(stream), src, dst, b, m, n)
             except CudaError as e:
                 _reraise(e)
-        return go
+        return launch
 
 
 def _reraise(e: CudaError):

@@ -13,7 +13,7 @@ import functools
 import struct
 import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint, c_uint64, c_void_p
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # cuda.h values used here
 POINTER_CONTEXT, POINTER_MEMORY_TYPE, POINTER_DEVICE_ORDINAL = 1, 2, 9
@@ -213,8 +213,7 @@ class within:
 
 # -- pointers ------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Pointer:
+class Pointer(NamedTuple):
     """Where device memory lives: its context, its device, its memory type."""
     ctx: int
     ordinal: int
@@ -260,7 +259,7 @@ def _launch_scratch():
         size = c_size_t(0)
         extra = (c_void_p * 5)(LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
                                LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size), LAUNCH_PARAM_END)
-        s = _tls.launch = (buf, size, extra)
+        s = _tls.launch = (buf, size, extra, c_void_p())
     return s
 
 
@@ -296,19 +295,35 @@ class Function:
 
     def launch(self, grid: tuple, block: tuple, smem: int, stream: int, *args) -> None:
         """Enqueue on stream (a raw CUstream handle; 0 is the legacy default stream)."""
-        buf, size, extra = _launch_scratch()
-        self.args.pack_into(buf, 0, *args)
-        size.value = self.args.size
+        self.launcher(grid, block, smem)(stream, *args)
+
+    def launcher(self, grid: tuple, block: tuple, smem: int):
+        """go(stream, *args): launch with this grid, block and shared memory, on
+        a raw stream handle, from any thread. Per call: one pack of the
+        arguments, a check of the current context and the launch itself (the
+        fixed arguments are converted to C once, here)."""
         so = lib()
-        pushed = _enter(self.ctx)
-        try:
-            rc = so.cuLaunchKernel(self.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                   smem, stream or None, None, extra)
-        finally:
-            if pushed:
-                _leave()
-        if rc:
-            raise CudaError(f"launching {self.name}", rc)
+        call, get_current = so.cuLaunchKernel, so.cuCtxGetCurrent
+        fixed = [c_uint(int(v)) for v in (*grid, *block, smem)]
+        g0, g1, g2, b0, b1, b2, sm = fixed
+        handle, ctx, pack, nbytes, name = c_void_p(self.handle), self.ctx, self.args.pack_into, self.args.size, self.name
+
+        def go(stream, *args):
+            buf, size, extra, cur = getattr(_tls, "launch", None) or _launch_scratch()
+            pack(buf, 0, *args)
+            size.value = nbytes
+            get_current(byref(cur))
+            if cur.value == ctx:
+                rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, extra)
+            else:
+                check(so.cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent")
+                try:
+                    rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, extra)
+                finally:
+                    _leave()
+            if rc:
+                raise CudaError(f"launching {name}", rc)
+        return go
 
 
 # -- streams and events --------------------------------------------------------
