@@ -3,8 +3,10 @@
 1. first call on an unseen shape, its config's kernel already loaded: 100
    float16 shapes (s, 4096) that share one config (GPUArray; torch too);
 2. steady state, wall time per call including a synchronize, 1024x1024
-   float32: autotrans on GPUArray / torch / CuPy, against torch's
-   x.mT.contiguous() and cupy.ascontiguousarray(x.T);
+   float32, the cases interleaved round by round: autotrans on GPUArray /
+   torch / CuPy, against PyCUDA's prepared call of the same kernel (the
+   GPUArray path before issue 13), torch's x.mT.contiguous() and
+   cupy.ascontiguousarray(x.T);
 3. the memo's memory over 100,000 distinct shapes (RSS, memo sizes).
 
     python benchmarks/dispatch_cost.py --out benchmarks/results/dispatch
@@ -80,12 +82,36 @@ def first_calls(autotrans, driver, fw) -> dict:
     return res
 
 
+def pycuda_reference(driver, g):
+    """The GPUArray path before issue 13, as a same-run reference: PyCUDA's
+    prepared call of the kernel transpose() picks, into a new GPUArray from
+    autotrans' pool (no context or pointer checks)."""
+    from autotrans.api import launch
+    from autotrans.build.compile import compile_configs
+    m, n = g.shape
+    cfg = launch.kernel_for(g.shape, g.dtype.itemsize).cfg
+    drv, ga, pool = driver.cuda(), driver.gpuarray(), driver.memory_pool()
+    f = drv.module_from_buffer(compile_configs([cfg], driver.device().arch)[cfg.key].image()).get_function(cfg.name)
+    f.prepare("PPqqq")
+    if cfg.smem_bytes > 48 * 1024:
+        f.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, cfg.smem_bytes)
+    grid, block = (cfg.blocks((1, m, n)), 1), (cfg.threads, 1, 1)
+
+    def call():
+        out = ga.GPUArray((n, m), g.dtype, allocator=pool.allocate)
+        f.prepared_async_call(grid, block, None, g.gpudata, out.gpudata, 1, m, n, shared_size=cfg.smem_bytes)
+        return out
+    return call
+
+
 def steady(autotrans, driver, fw, reps: int) -> dict:
     """Wall time per call, each followed by a synchronize, 1024x1024 float32."""
     h = np.random.default_rng(0).random((1024, 1024), dtype=np.float32)
     cases = {}
     g = driver.gpuarray().to_gpu(h)
     cases["autotrans GPUArray"] = (lambda: autotrans.transpose(g), driver.synchronize)
+    cases["PyCUDA prepared call, same kernel (the path before issue 13)"] = (pycuda_reference(driver, g),
+                                                                           driver.synchronize)
     if "torch" in fw:
         t = fw["torch"]
         tx = t.from_numpy(h).cuda()
@@ -97,19 +123,18 @@ def steady(autotrans, driver, fw, reps: int) -> dict:
         sync = cp.cuda.Device().synchronize
         cases["autotrans CuPy"] = (lambda: autotrans.transpose(cx), sync)
         cases["cupy.ascontiguousarray(x.T)"] = (lambda: cp.ascontiguousarray(cx.T), sync)
-    res = {}
-    for name, (call, sync) in cases.items():
+    for call, sync in cases.values():
         for _ in range(20):
             call()
         sync()
-        times = []
-        for _ in range(reps):
+    times = {name: [] for name in cases}
+    for _ in range(reps):                 # interleaved: every case once per round
+        for name, (call, sync) in cases.items():
             t0 = time.perf_counter()
             call()
             sync()
-            times.append(time.perf_counter() - t0)
-        res[name] = _stats(times)
-    return res
+            times[name].append(time.perf_counter() - t0)
+    return {name: _stats(t) for name, t in times.items()}
 
 
 def memo_memory(autotrans, driver, fw, count: int) -> dict:

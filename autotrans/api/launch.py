@@ -379,7 +379,7 @@ def _pycuda_fast(x):
         return None
     src = int(g)
     r = _routes.get(_pycuda_key(x, src))
-    if r is None or cu.locate(src).ctx != r.ctx:
+    if r is None or cu.context_of(src) != r.ctx:
         return None
     y = r.make()
     dst = int(y.gpudata)

@@ -42,6 +42,7 @@ _SIGNATURES = {
     "cuCtxPushCurrent_v2": (c_void_p,),
     "cuCtxPopCurrent_v2": (_P(c_void_p),),
     "cuPointerGetAttributes": (c_uint, _P(c_int), _P(c_void_p), c_uint64),
+    "cuPointerGetAttribute": (c_void_p, c_int, c_uint64),
     "cuModuleLoadData": (_P(c_void_p), c_char_p),
     "cuModuleGetFunction": (_P(c_void_p), c_void_p, c_char_p),
     "cuFuncSetAttribute": (c_void_p, c_int, c_int),
@@ -248,6 +249,19 @@ def locate(ptr: int) -> Pointer:
     if mem.value == 0 or dev.value < 0:
         return Pointer(0, -1, 0)
     return Pointer(ctx.value or primary(dev.value), dev.value, mem.value)
+
+
+def context_of(ptr: int) -> int:
+    """The context that owns the memory at ptr; 0 when none does (memory of no
+    context, host memory, an unknown address): one driver call, for repeat calls
+    that only need to know the owner has not changed."""
+    h = getattr(_tls, "owner", None)
+    if h is None:
+        h = _tls.owner = c_void_p()
+    h.value = None
+    if lib().cuPointerGetAttribute(byref(h), POINTER_CONTEXT, ptr):
+        return 0
+    return h.value or 0
 
 
 # -- modules, functions, launches ---------------------------------------------
