@@ -92,35 +92,40 @@ class _Row:
     fixed: tuple          # problems that do not depend on the shape (device limits)
     cls: tuple            # shape_class of the tuned shape
     logs: tuple           # log of its B, M, N
+    aligned: object       # the family's aligned_for(cfg, m, n)
+    pointer_align: int
 
 
 class Table:
     """usable_entries() of one element size prepared for choose() on a device
-    with ``limits``: exact hits by shape, and every row's class, logs and
-    device-limit problems computed once, so choosing for a new shape costs a
-    short loop of arithmetic."""
+    with ``limits``: exact hits by shape, and every row's class, logs, family
+    rules and device-limit problems found once, so choosing for a new shape
+    costs a short loop of arithmetic."""
 
     def __init__(self, entries: list[Entry], elem_bytes: int, limits: Limits):
         self.elem_bytes, self.limits = elem_bytes, limits
-        self.rows: list[_Row] = []
-        self.exact: dict = {}
+        self.rows: list[_Row] = []          # rows that can run here, for nearest choices
+        self.exact: dict = {}               # shape -> every row of it, in entry order
         for source, key, rec in entries:
             cfg = rec.best
             if cfg.elem_bytes != elem_bytes or key.elem_bytes != elem_bytes:
                 continue    # never a config for another element size
             row = _Row(source, key, cfg, tuple(limits.problems(cfg.threads, cfg.smem_bytes)),
-                       shape_class(key.shape, elem_bytes), tuple(math.log(x) for x in key.shape))
-            self.rows.append(row)
+                       shape_class(key.shape, elem_bytes), tuple(math.log(x) for x in key.shape),
+                       cfg.family.aligned_for, cfg.pointer_align)
             self.exact.setdefault(key.shape, []).append(row)
+            if not row.fixed:
+                self.rows.append(row)
 
-    def _why(self, row: _Row, bmn, align: int) -> list[str]:
+    @staticmethod
+    def _why(row: _Row, bmn, align: int) -> list[str]:
         why = list(row.fixed)
         cfg = row.cfg
-        if not cfg.family.aligned_for(cfg, bmn[1], bmn[2]):
+        if not row.aligned(cfg, bmn[1], bmn[2]):
             why.append(f"rows of {bmn[2]} and {bmn[1]} elements of {cfg.elem_bytes} B are not "
                        f"{cfg.vec_bytes}-byte aligned")
-        if cfg.pointer_align > align:
-            why.append(f"pointers aligned to {align} B < {cfg.pointer_align}")
+        if row.pointer_align > align:
+            why.append(f"pointers aligned to {align} B < {row.pointer_align}")
         return why
 
     def choose(self, bmn, align: int = 16) -> Choice:
@@ -132,19 +137,20 @@ class Table:
                               + (" (shipped with autotrans)" if row.source == "shipped" else ""))
             warnings.warn(f"autotrans: cached config {row.cfg.key} for {bmn} cannot run here "
                           f"({'; '.join(why)}); using another", RuntimeWarning, stacklevel=3)
-        want, logs, best = shape_class(bmn, self.elem_bytes), tuple(math.log(x) for x in bmn), None
+        want, best, best_rank = shape_class(bmn, self.elem_bytes), None, None
+        logs, (_, m, n), dist = tuple(math.log(x) for x in bmn), bmn, math.dist
         for row in self.rows:
-            if row.key.shape == bmn or self._why(row, bmn, align):
+            if row.pointer_align > align or row.key.shape == bmn or not row.aligned(row.cfg, m, n):
                 continue
-            rank = (row.cls[0] != want[0], row.cls[1] != want[1], abs(row.cls[2] - want[2]),
-                    math.dist(row.logs, logs), row.source != "exact", row.key.text)
-            if best is None or rank < best[0]:
-                best = (rank, row)
+            c = row.cls
+            rank = (c[0] != want[0], c[1] != want[1], abs(c[2] - want[2]), dist(row.logs, logs),
+                    row.source != "exact", row.key.text)
+            if best_rank is None or rank < best_rank:
+                best, best_rank = row, rank
         if best is not None:
-            rank, row = best
-            same = "same shape class" if rank[:3] == (False, False, 0) else "nearest shape class"
-            return Choice(row.cfg, "nearest", row.key, f"nearest tuned shape {'x'.join(map(str, row.key.shape))} "
-                                                       f"({same}, log-distance {rank[3]:.2f})")
+            same = "same shape class" if best_rank[:3] == (False, False, 0) else "nearest shape class"
+            return Choice(best.cfg, "nearest", best.key, f"nearest tuned shape {'x'.join(map(str, best.key.shape))} "
+                                                         f"({same}, log-distance {best_rank[3]:.2f})")
         cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
         return Choice(cfg, "default", None, "no tuned result for this device and element size")
 

@@ -27,11 +27,9 @@ class OutputMaker:
     the usual way, and only the memory is new."""
 
     def __init__(self, shape, dtype):
-        with pycuda_current():
-            proto = empty(shape, dtype)
-            self._cls, self._nbytes, self._alloc = type(proto), proto.nbytes, memory_pool().allocate
-            self._attrs = {k: v for k, v in vars(proto).items() if k != "gpudata"}
-            del proto
+        proto = _empty()(shape, dtype, gpudata=0)      # no memory: only its attributes are kept
+        self._cls, self._nbytes, self._alloc = type(proto), proto.nbytes, memory_pool().allocate
+        self._attrs = {k: v for k, v in vars(proto).items() if k != "gpudata"}
 
     def __call__(self):
         a = self._cls.__new__(self._cls)
