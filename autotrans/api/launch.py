@@ -19,7 +19,7 @@ from ..backend import cuda as driver
 from ..backend import driver as cu
 from ..backend import memory
 from ..core.problem import as_bmn, dtype_of_size
-from ..kernels.config import KernelConfig
+from ..kernels.config import MAX_BLOCKS, KernelConfig
 from ..tuning import loader, runner
 from ..tuning.space import default_config
 from . import capture
@@ -90,20 +90,22 @@ def _want_tune(tune) -> bool:
 # -- configs and kernels -----------------------------------------------------
 
 def config_problems(cfg: KernelConfig, bmn, elem_bytes: int, align: int, dev) -> list[str]:
-    """Why cfg must not be launched for this problem on this device (empty: it may)."""
+    """Why cfg must not be launched for this problem (a validated (B, M, N))
+    on this device (empty: it may)."""
     p = []
+    b, m, n = bmn
     if cfg.elem_bytes != elem_bytes:
         p.append(f"it moves {cfg.elem_bytes}-byte elements, the array has {elem_bytes}-byte ones")
     if cfg.pointer_align > align:
         p.append(f"it needs {cfg.pointer_align}-byte aligned pointers, these are {align}-byte aligned")
-    if not cfg.aligned_for(bmn):
+    if not cfg.family.aligned_for(cfg, m, n):
         p.append(f"rows of this shape are not {cfg.vec_bytes}-byte aligned")
     p += dev.limits.problems(cfg.threads, cfg.smem_bytes)
-    extra = getattr(cfg, "launch_problems", None)
-    if extra is not None:
-        p += list(extra(bmn))
-    if cfg.blocks(bmn) > dev.max_grid_x:
-        p.append(f"{cfg.blocks(bmn)} blocks > the device's grid limit {dev.max_grid_x}")
+    blocks = b * -(-m // cfg.tile_rows) * -(-n // cfg.tile_cols)
+    if blocks > MAX_BLOCKS:
+        p += cfg.launch_problems(bmn)
+    if blocks > dev.max_grid_x:
+        p.append(f"{blocks} blocks > the device's grid limit {dev.max_grid_x}")
     return p
 
 

@@ -94,6 +94,7 @@ class _Row:
     logs: tuple           # log of its B, M, N
     aligned: object       # the family's aligned_for(cfg, m, n)
     pointer_align: int
+    text: str             # the key's text (the last tie-break)
 
 
 class Table:
@@ -112,7 +113,7 @@ class Table:
                 continue    # never a config for another element size
             row = _Row(source, key, cfg, tuple(limits.problems(cfg.threads, cfg.smem_bytes)),
                        shape_class(key.shape, elem_bytes), tuple(math.log(x) for x in key.shape),
-                       cfg.family.aligned_for, cfg.pointer_align)
+                       cfg.family.aligned_for, cfg.pointer_align, key.text)
             self.exact.setdefault(key.shape, []).append(row)
             if not row.fixed:
                 self.rows.append(row)
@@ -144,7 +145,7 @@ class Table:
                 continue
             c = row.cls
             rank = (c[0] != want[0], c[1] != want[1], abs(c[2] - want[2]), dist(row.logs, logs),
-                    row.source != "exact", row.key.text)
+                    row.source != "exact", row.text)
             if best_rank is None or rank < best_rank:
                 best, best_rank = row, rank
         if best is not None:
