@@ -18,7 +18,7 @@ from typing import NamedTuple
 # cuda.h values used here
 POINTER_CONTEXT, POINTER_MEMORY_TYPE, POINTER_DEVICE_ORDINAL = 1, 2, 9
 MEMORY_HOST, MEMORY_DEVICE, MEMORY_ARRAY, MEMORY_UNIFIED = 1, 2, 3, 4
-ERROR_INVALID_CONTEXT = 201
+ERROR_INVALID_CONTEXT, ERROR_INVALID_HANDLE = 201, 400
 EVENT_DISABLE_TIMING = 2
 FUNC_MAX_DYNAMIC_SHARED = 8
 LAUNCH_PARAM_END, LAUNCH_PARAM_BUFFER_POINTER, LAUNCH_PARAM_BUFFER_SIZE = 0, 1, 2
@@ -273,7 +273,7 @@ def _launch_scratch():
         size = c_size_t(0)
         extra = (c_void_p * 5)(LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
                                LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size), LAUNCH_PARAM_END)
-        s = _tls.launch = (buf, size, extra, c_void_p())
+        s = _tls.launch = (buf, size, extra)
     return s
 
 
@@ -313,28 +313,28 @@ class Function:
 
     def launcher(self, grid: tuple, block: tuple, smem: int):
         """go(stream, *args): launch with this grid, block and shared memory, on
-        a raw stream handle, from any thread. Per call: one pack of the
-        arguments, a check of the current context and the launch itself (the
-        fixed arguments are converted to C once, here)."""
+        a raw stream handle, from any thread. The fixed arguments are converted
+        to C once, here; per call there is one pack and one launch. The launch
+        is tried first in whatever context is current: where that is not this
+        function's, the driver refuses it (invalid handle, or no context) and
+        nothing is enqueued, so it is made current and the launch tried again."""
         so = lib()
-        call, get_current = so.cuLaunchKernel, so.cuCtxGetCurrent
+        call = so.cuLaunchKernel
         fixed = [c_uint(int(v)) for v in (*grid, *block, smem)]
         g0, g1, g2, b0, b1, b2, sm = fixed
         handle, ctx, pack, nbytes, name = c_void_p(self.handle), self.ctx, self.args.pack_into, self.args.size, self.name
 
         def go(stream, *args):
-            buf, size, extra, cur = getattr(_tls, "launch", None) or _launch_scratch()
+            buf, size, extra = getattr(_tls, "launch", None) or _launch_scratch()
             pack(buf, 0, *args)
             size.value = nbytes
-            get_current(byref(cur))
-            if cur.value == ctx:
-                rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, extra)
-            else:
-                check(so.cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent")
-                try:
-                    rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, extra)
-                finally:
-                    _leave()
+            rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, extra)
+            if rc == ERROR_INVALID_HANDLE or rc == ERROR_INVALID_CONTEXT:
+                if _enter(ctx):
+                    try:
+                        rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, extra)
+                    finally:
+                        _leave()
             if rc:
                 raise CudaError(f"launching {name}", rc)
         return go
