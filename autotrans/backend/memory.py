@@ -27,7 +27,8 @@ class OutputMaker:
     the usual way, and only the memory is new."""
 
     def __init__(self, shape, dtype):
-        proto = _empty()(shape, dtype, gpudata=0)      # no memory: only its attributes are kept
+        with pycuda_current():                         # GPUArray() asks the device for its launch grid
+            proto = _empty()(shape, dtype, gpudata=0)  # no memory: only its attributes are kept
         self._cls, self._nbytes, self._alloc = type(proto), proto.nbytes, memory_pool().allocate
         self._attrs = {k: v for k, v in vars(proto).items() if k != "gpudata"}
 
