@@ -85,8 +85,12 @@ class CacheKey:
     @property
     def text(self) -> str:
         """``v{schema}|{templates}|e{elem_bytes}|{B}x{M}x{N}|{device}``."""
-        b, m, n = self.shape
-        return f"v{self.schema}|{self.templates}|e{self.elem_bytes}|{b}x{m}x{n}|{self.device}"
+        text = self.__dict__.get("_text")       # (computed once: the fields are frozen)
+        if text is None:
+            b, m, n = self.shape
+            text = self.__dict__["_text"] = \
+                f"v{self.schema}|{self.templates}|e{self.elem_bytes}|{b}x{m}x{n}|{self.device}"
+        return text
 
     @classmethod
     def from_text(cls, s: str) -> "CacheKey":
@@ -95,7 +99,17 @@ class CacheKey:
         if not match:
             raise ValueError(f"not a cache key: {s!r:.120}")
         schema, templates, elem, b, m, n, device = match.groups()
-        key = cls(device, templates, (int(b), int(m), int(n)), int(elem), int(schema))
+        shape = (int(b), int(m), int(n))
+        try:
+            fixed = _fixed_fields(device, templates, elem, schema) \
+                if 1 <= min(shape) and max(shape) <= 2 ** 62 else None
+        except ValueError:
+            fixed = None
+        if fixed is None:        # an invalid part: the constructor names the first one
+            key = cls(device, templates, shape, int(elem), int(schema))
+        else:                    # (the fields as the constructor would set them, without its checks)
+            key = object.__new__(cls)
+            key.__dict__.update(fixed, shape=shape)
         if key.text != s:
             raise ValueError(f"not a canonical cache key: {s!r:.120}")
         return key
@@ -104,3 +118,11 @@ class CacheKey:
     def hardware(self) -> str:
         """The device model without driver and toolkit (``DeviceId.hardware``)."""
         return self.device_id.hardware
+
+
+@functools.lru_cache(maxsize=1024)
+def _fixed_fields(device: str, templates: str, elem_bytes: str, schema: str) -> dict:
+    """The fields other than shape of a valid key (ValueError otherwise); keys repeat a few."""
+    k = CacheKey(device, templates, (1, 1, 1), int(elem_bytes), int(schema))
+    return {"device": k.device, "templates": k.templates, "elem_bytes": k.elem_bytes, "schema": k.schema,
+            "device_id": k.device_id}

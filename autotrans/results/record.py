@@ -36,6 +36,8 @@ CANDIDATE_FIELDS = ("key", "median_us", "q1_us", "q3_us", "n", "gbps", "register
 FAILURE_FIELDS = ("key", "stage", "reason")
 DEVICE_FIELDS = ("name", "cc", "sms", "l2_bytes", "driver", "cuda", "fingerprint")
 _FIELD_SETS = {f: frozenset(f) for f in (RECORD_FIELDS, CANDIDATE_FIELDS, FAILURE_FIELDS, DEVICE_FIELDS)}
+_INT_STR = frozenset({int, str})
+_INF = math.inf
 
 
 def _prefixed(exc: ValueError, what: str) -> ValueError:
@@ -112,23 +114,34 @@ def config_of_key(key: str) -> KernelConfig:
 
 
 @functools.lru_cache(maxsize=4096)
-def _config_of_items(items: tuple) -> KernelConfig:
-    return KernelConfig.from_dict(dict(items))
-
-
-@functools.lru_cache(maxsize=4096)
 def _config_json(cfg: KernelConfig) -> dict:
     """``cfg.to_dict()``, memoised (callers copy it)."""
     return cfg.to_dict()
 
 
-def _config(obj) -> KernelConfig:
+def _config(obj) -> tuple[KernelConfig, str]:
+    """(config, its key) of a record's config object."""
     if not isinstance(obj, dict) or len(obj) > 16:
         raise ValueError(f"config must be a KernelConfig's fields, not {obj!r:.60}")
+    items = tuple(obj.items())
+    if set(map(type, obj.values())) <= _INT_STR:    # plain values: a memo hit is exact (4.0 is not 4)
+        return _config_memo(items)
+    return _config_of(items)
+
+
+@functools.lru_cache(maxsize=4096)
+def _config_memo(items: tuple) -> tuple[KernelConfig, str]:
+    return _config_of(items)
+
+
+def _config_of(items: tuple) -> tuple[KernelConfig, str]:
     try:
-        return _config_of_items(tuple(sorted(obj.items())))
-    except TypeError:       # unhashable values: not a config anyway
-        raise ValueError(f"not a KernelConfig: {obj!r:.60}") from None
+        ordered = tuple(sorted(items))
+        hash(ordered)
+        cfg = KernelConfig.from_dict(dict(ordered))
+    except TypeError:       # unhashable values, missing fields: not a config anyway
+        raise ValueError(f"not a KernelConfig: {dict(items)!r:.60}") from None
+    return cfg, cfg.key
 
 
 def _row_config(key, elem_bytes: int, what: str) -> str:
@@ -239,24 +252,24 @@ class Failure(_Fields):
 def _device(obj) -> tuple[DeviceId, int]:
     try:
         obj = _object(obj, "device", DEVICE_FIELDS)
-        cc = obj["cc"]
-        try:
-            memo = tuple(obj[f] if f != "cc" else tuple(cc) if isinstance(cc, list) else cc
-                         for f in DEVICE_FIELDS)
-            return _device_memo(memo)
-        except TypeError:        # unhashable values: checked (and refused) in full
-            return _device_fields(obj)
+        cc, sms, l2 = obj["cc"], obj["sms"], obj["l2_bytes"]
+        if type(cc) is list and len(cc) == 2 and type(cc[0]) is int and type(cc[1]) is int \
+                and type(sms) is int and type(l2) is int:      # plain numbers: a memo hit is exact
+            try:
+                return _device_memo(obj["name"], cc[0], cc[1], sms, l2, obj["driver"], obj["cuda"],
+                                    obj["fingerprint"])
+            except TypeError:        # unhashable values: checked (and refused) in full
+                pass
+        return _device_fields(obj)
     except ValueError as exc:
         raise _prefixed(exc, "device") from None
 
 
 @functools.lru_cache(maxsize=256)
-def _device_memo(fields: tuple) -> tuple[DeviceId, int]:
+def _device_memo(name, major, minor, sms, l2, driver, cuda, fingerprint) -> tuple[DeviceId, int]:
     """_device_fields of a device object given as its field values (records repeat a few devices)."""
-    obj = dict(zip(DEVICE_FIELDS, fields))
-    if isinstance(obj["cc"], tuple):
-        obj["cc"] = list(obj["cc"])
-    return _device_fields(obj)
+    return _device_fields({"name": name, "cc": [major, minor], "sms": sms, "l2_bytes": l2, "driver": driver,
+                           "cuda": cuda, "fingerprint": fingerprint})
 
 
 def _device_fields(obj: dict) -> tuple[DeviceId, int]:
@@ -350,6 +363,10 @@ class TuneRecord(_Fields):
         With ``key``, the record must also agree with it: element size (of the
         record, its best config and every candidate), shape and device."""
         try:
+            if type(obj) is dict and obj.keys() == _RECORD_SET:
+                rec = _plain_record(obj, key)
+                if rec is not None:
+                    return rec
             return cls._parse(obj, key)
         except RecursionError:
             raise ValueError("record is nested too deeply") from None
@@ -360,7 +377,7 @@ class TuneRecord(_Fields):
         e = _count(obj, "elem_bytes", 1, 16)
         shape = normal_shape(obj["shape"]) if isinstance(obj["shape"], list) and len(obj["shape"]) == 3 \
             else _bad(f"shape must be a list [B, M, N], not {obj['shape']!r:.40}")
-        best = _config(obj["config"])
+        best, best_key = _config(obj["config"])
         dev, l2 = _device(obj["device"])
         if key is not None:
             if e != key.elem_bytes:
@@ -371,7 +388,7 @@ class TuneRecord(_Fields):
                 _bad(f"device {dev.text!r} differs from the key's {key.device!r}")
         if best.elem_bytes != e:
             _bad(f"config {best.key} is for {best.elem_bytes}-byte elements, the record for {e}-byte ones")
-        if obj["key"] != best.key:
+        if obj["key"] != best_key:
             _bad(f"key {obj['key']!r:.60} is not its config's key {best.key}")
         if _dtype_size(_text(obj, "dtype")) != e:
             _bad(f"dtype {obj['dtype']} is not {e} bytes")
@@ -386,10 +403,7 @@ class TuneRecord(_Fields):
 
     def to_json(self) -> dict:
         """The stored form: a JSON object of plain types."""
-        d = self.device
-        device = {"name": d.name, "cc": [int(d.arch[3:-1]), int(d.arch[-1])], "sms": d.sms,
-                  "l2_bytes": self.l2_bytes, "driver": d.driver, "cuda": d.cuda,
-                  "fingerprint": d.text} if d is not None else None
+        device = _device_json(self.device, self.l2_bytes)
         return {"config": dict(_config_json(self.best)), "key": self.best.key, "shape": list(self.shape),
                 "elem_bytes": self.elem_bytes, "dtype": self.dtype, "time_us": self.time_us,
                 "q1_us": self.q1_us, "q3_us": self.q3_us, "gbps": self.gbps, "memcpy_us": self.memcpy_us,
@@ -407,12 +421,109 @@ def _bad(problem: str):
     raise ValueError(problem)
 
 
+def _device_json(d: DeviceId | None, l2_bytes: int) -> dict | None:
+    if d is None:
+        return None
+    return {"name": d.name, "cc": [int(d.arch[3:-1]), int(d.arch[-1])], "sms": d.sms, "l2_bytes": l2_bytes,
+            "driver": d.driver, "cuda": d.cuda, "fingerprint": d.text}
+
+
+# -- the fast path: plainly typed records ---------------------------------------------
+#
+# What json.loads gives for a valid stored record (exact JSON types, every check
+# passing) is accepted here with fewer Python calls; for anything else these
+# return None and TuneRecord._parse decides, naming the first problem. Every
+# check here is one of _parse's or stricter, and a record accepted here is the
+# one _parse returns, so from_json accepts (and refuses) exactly what _parse does.
+
+_RECORD_SET, _CANDIDATE_SET, _FAILURE_SET = (_FIELD_SETS[f] for f in (RECORD_FIELDS, CANDIDATE_FIELDS,
+                                                                      FAILURE_FIELDS))
+
+
+def _new(cls, fields: dict):
+    """``cls(**fields)`` without the frozen dataclass's __init__, for validated
+    values of every field (Candidate, Failure, TuneRecord have no __post_init__)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
+
+
+def _plain_record(o: dict, key: CacheKey | None) -> TuneRecord | None:
+    e, shape, t, q1, q3, g = o["elem_bytes"], o["shape"], o["time_us"], o["q1_us"], o["q3_us"], o["gbps"]
+    mu, mg, fm, sec, dt, date = (o["memcpy_us"], o["memcpy_gbps"], o["frac_memcpy"], o["seconds"], o["dtype"],
+                                 o["date"])
+    if not (type(e) is int and 1 <= e <= 16 and type(shape) is list and len(shape) == 3
+            and type(t) is float and type(q1) is float and type(q3) is float and type(g) is float
+            and type(mu) is float and type(mg) is float and type(fm) is float and type(sec) is float
+            and 0.0 < q1 <= t <= q3 < _INF and 0.0 < g < _INF and 0.0 < mu < _INF and 0.0 < mg < _INF
+            and 0.0 < fm < _INF and 0.0 <= sec < _INF and type(dt) is str and len(dt) <= MAX_NAME
+            and type(date) is str and len(date) <= 40):
+        return None
+    try:
+        shape = normal_shape(shape)
+        best, best_key = _config(o["config"])
+        dev, l2 = _device(o["device"])
+        if key is not None and (e != key.elem_bytes or shape != key.shape or dev.text != key.device) \
+                or best.elem_bytes != e or o["key"] != best_key or _dtype_size(dt) != e:
+            return None
+        candidates, failures = _plain_candidates(o["candidates"], e), _plain_failures(o["failures"], e)
+        if candidates is None or failures is None:
+            return None
+        datetime.datetime.fromisoformat(date)
+        versions = _versions(o["versions"])
+    except (ValueError, TypeError, RecursionError):
+        return None           # _parse finds (and names) the problem
+    return _new(TuneRecord, {
+        "best": best, "shape": shape, "elem_bytes": e, "dtype": dt, "time_us": t, "q1_us": q1, "q3_us": q3,
+        "gbps": g, "memcpy_us": mu, "memcpy_gbps": mg, "frac_memcpy": fm, "candidates": candidates,
+        "failures": failures, "device": dev, "l2_bytes": l2, "date": date, "seconds": sec,
+        "versions": versions})
+
+
+def _plain_candidates(rows, e: int) -> tuple | None:
+    if type(rows) is not list or len(rows) > MAX_ROWS:
+        return None
+    out = []
+    for r in rows:
+        if type(r) is not dict or r.keys() != _CANDIDATE_SET:
+            return None
+        k, med, q1, q3, n, g, regs, rt = (r["key"], r["median_us"], r["q1_us"], r["q3_us"], r["n"], r["gbps"],
+                                          r["registers"], r["retimed"])
+        if not (type(med) is float and type(q1) is float and type(q3) is float and type(g) is float
+                and 0.0 < q1 <= med <= q3 < _INF and 0.0 < g < _INF and type(n) is int and 1 <= n <= MAX_COUNT
+                and (regs is None or type(regs) is int and 0 <= regs <= 1 << 16) and type(rt) is bool
+                and type(k) is str and len(k) <= MAX_NAME and config_of_key(k).elem_bytes == e):
+            return None
+        out.append(_new(Candidate, {"key": k, "median_us": med, "q1_us": q1, "q3_us": q3, "n": n, "gbps": g,
+                                    "registers": regs, "retimed": rt}))
+    return tuple(out)
+
+
+def _plain_failures(rows, e: int) -> tuple | None:
+    if type(rows) is not list or len(rows) > MAX_ROWS:
+        return None
+    out = []
+    for r in rows:
+        if type(r) is not dict or r.keys() != _FAILURE_SET:
+            return None
+        k, stage, reason = r["key"], r["stage"], r["reason"]
+        if not (type(k) is str and len(k) <= MAX_NAME and type(stage) is str and len(stage) <= MAX_NAME
+                and type(reason) is str and len(reason) <= MAX_TEXT and config_of_key(k).elem_bytes == e):
+            return None
+        out.append(_new(Failure, {"key": k, "stage": stage, "reason": reason}))
+    return tuple(out)
+
+
 # -- the stored text ---------------------------------------------------------------
 
 
 def dumps(record: TuneRecord) -> str:
-    """The JSON text stored for ``record``; ValueError if over MAX_RECORD_BYTES."""
-    text = json.dumps(record.to_json())     # (non-finite numbers cannot pass validation)
+    """The JSON text stored for ``record`` (``json.dumps(record.to_json())``);
+    ValueError if over MAX_RECORD_BYTES."""
+    try:
+        text = _encode(record)
+    except (TypeError, ValueError, AttributeError):   # not plainly typed: json.dumps decides
+        text = json.dumps(record.to_json())     # (non-finite numbers cannot pass validation)
     if len(text) > MAX_RECORD_BYTES:
         raise ValueError(f"record is {len(text)} bytes, over the limit of {MAX_RECORD_BYTES}")
     return text
@@ -431,3 +542,67 @@ def loads(text, key: CacheKey | None = None) -> TuneRecord:
     except RecursionError:
         raise ValueError("stored value is nested too deeply") from None
     return TuneRecord.from_json(obj, key)
+
+
+# -- json.dumps(record.to_json()), written directly -------------------------------------
+
+_STR = json.encoder.encode_basestring_ascii     # json.dumps's string form (ensure_ascii)
+_FLOAT = float.__repr__                         # and its form of finite floats
+
+
+def _encode(r: TuneRecord) -> str:
+    """``json.dumps(r.to_json())`` of a plainly typed record (what validation
+    gives), about 4x faster; TypeError (or ValueError, AttributeError) for
+    anything else."""
+    b, m, n = r.shape
+    e, t, q1, q3, g, mu, mg, fm, sec = (r.elem_bytes, r.time_us, r.q1_us, r.q3_us, r.gbps, r.memcpy_us,
+                                        r.memcpy_gbps, r.frac_memcpy, r.seconds)
+    if type(r) is not TuneRecord or not type(b) is type(m) is type(n) is type(e) is type(r.l2_bytes) is int \
+            or not math.isfinite(t + q1 + q3 + g + mu + mg + fm + sec):     # (finite sum: all finite)
+        raise TypeError("not a plainly typed record")
+    return (f'{_head(r.best)}{b}, {m}, {n}], "elem_bytes": {e}, "dtype": {_STR(r.dtype)}, '
+            f'"time_us": {_FLOAT(t)}, "q1_us": {_FLOAT(q1)}, "q3_us": {_FLOAT(q3)}, "gbps": {_FLOAT(g)}, '
+            f'"memcpy_us": {_FLOAT(mu)}, "memcpy_gbps": {_FLOAT(mg)}, "frac_memcpy": {_FLOAT(fm)}, '
+            f'"candidates": [{", ".join(map(_candidate_text, r.candidates))}], '
+            f'"failures": [{", ".join(map(_failure_text, r.failures))}], '
+            f'"device": {_device_text(r.device, r.l2_bytes)}, "date": {_STR(r.date)}, '
+            f'"seconds": {_FLOAT(sec)}, "versions": {_versions_text(r.versions)}}}')
+
+
+@functools.lru_cache(maxsize=4096)
+def _head(cfg: KernelConfig) -> str:
+    return f'{{"config": {json.dumps(cfg.to_dict())}, "key": {json.dumps(cfg.key)}, "shape": ['
+
+
+@functools.lru_cache(maxsize=256)
+def _device_text(d: DeviceId | None, l2_bytes: int) -> str:
+    return json.dumps(_device_json(d, l2_bytes))
+
+
+_VERSIONS_TEXT: dict = {}       # plain (name, version) pairs -> their JSON
+
+
+def _versions_text(versions: tuple) -> str:
+    text = _VERSIONS_TEXT.get(versions)
+    if text is None:
+        text = json.dumps(dict(versions))
+        if len(_VERSIONS_TEXT) < 1024 and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str
+                                              and type(p[1]) is str for p in versions):
+            _VERSIONS_TEXT[versions] = text       # (kept only where equal means the same JSON)
+    return text
+
+
+def _candidate_text(c: Candidate) -> str:
+    n, regs, rt = c.n, c.registers, c.retimed
+    if type(c) is not Candidate or type(n) is not int or not (regs is None or type(regs) is int) \
+            or type(rt) is not bool or not math.isfinite(c.median_us + c.q1_us + c.q3_us + c.gbps):
+        raise TypeError("not a plainly typed candidate")
+    return (f'{{"key": {_STR(c.key)}, "median_us": {_FLOAT(c.median_us)}, "q1_us": {_FLOAT(c.q1_us)}, '
+            f'"q3_us": {_FLOAT(c.q3_us)}, "n": {n}, "gbps": {_FLOAT(c.gbps)}, '
+            f'"registers": {"null" if regs is None else regs}, "retimed": {"true" if rt else "false"}}}')
+
+
+def _failure_text(f: Failure) -> str:
+    if type(f) is not Failure:
+        raise TypeError("not a Failure")
+    return f'{{"key": {_STR(f.key)}, "stage": {_STR(f.stage)}, "reason": {_STR(f.reason)}}}'

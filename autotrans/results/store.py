@@ -65,6 +65,15 @@ def _decode(rows, device: str | None, problems: list) -> list[tuple[CacheKey, Tu
     return out
 
 
+def _stored(key: CacheKey, record: TuneRecord) -> tuple:
+    """What an import keeps of a valid entry: (key text, time, stored text, None),
+    or (key text, time, None, the problem) for a record over the size limit."""
+    try:
+        return key.text, record.time_us, dumps(record), None
+    except ValueError as exc:
+        return key.text, record.time_us, None, f"{key.text[:160]}: {exc}"
+
+
 class ResultCache:
     """Tuning results keyed by :class:`CacheKey`, in ``cache_root(root)/results.sqlite``.
 
@@ -179,26 +188,23 @@ class ResultCache:
         and then nothing was changed.
         """
         _check_policy(policy)
-        entries, problems = read_export(path)
-        return self._import(entries, problems, policy, str(path))
+        with without_gc():
+            return self._import_entries(*read_export(path, _stored), policy, str(path))
 
     def import_text(self, text, policy: str = "faster", name: str = "<stdin>") -> dict:
         """:meth:`import_json` of an export file's content (str or bytes)."""
         _check_policy(policy)
-        entries, problems = parse_export(text, name)
-        return self._import(entries, problems, policy, name)
-
-    def _import(self, entries, problems, policy, name) -> dict:
         with without_gc():
-            return self._import_entries(entries, problems, policy, name)
+            return self._import_entries(*parse_export(text, name, _stored), policy, name)
 
     def _import_entries(self, entries, problems, policy, name) -> dict:
+        """Merge _stored() entries: (key text, time, stored text or None, its problem)."""
         texts = {}
-        for i, (k, r) in enumerate(entries):
-            try:
-                texts.setdefault(k.text, []).append((r, dumps(r)))
-            except ValueError as exc:              # over the stored size limit
-                problems = problems + [f"{k.text[:160]}: {exc}"]
+        for text, time_us, encoded, problem in entries:
+            if problem is None:
+                texts.setdefault(text, []).append((time_us, encoded))
+            else:                                  # over the stored size limit
+                problems = problems + [problem]
         warn_skipped(problems, name, stacklevel=5)
 
         def action(con):
@@ -206,22 +212,22 @@ class ResultCache:
             current = {}
             if policy != "replace" and stored:
                 rows = [row for row in con.execute(_SELECT) if row[0] in stored]
-                current = {k.text: r for k, r in _decode(rows, None, [])}   # invalid ones lose
+                current = {k.text: r.time_us for k, r in _decode(rows, None, [])}   # invalid ones lose
             counts = {"added": 0, "replaced": 0, "kept": 0}
             updates = {}
             for text, records in texts.items():
                 old = current.get(text)
                 exists = text in stored
-                for rec, encoded in records:
+                for time_us, encoded in records:
                     if not exists:
                         outcome = "added"
-                    elif old is None or policy == "replace" or (policy == "faster" and rec.time_us < old.time_us):
+                    elif old is None or policy == "replace" or (policy == "faster" and time_us < old):
                         outcome = "replaced"
                     else:
                         outcome = "kept"
                     counts[outcome] += 1
                     if outcome != "kept":
-                        updates[text], old, exists = encoded, rec, True
+                        updates[text], old, exists = encoded, time_us, True
             con.executemany(f'INSERT OR REPLACE INTO "{TABLE}" (key, value) VALUES (?, ?)', updates.items())
             return counts
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import stat
 import warnings
 from contextlib import contextmanager
@@ -35,20 +36,38 @@ def without_gc():
             gc.enable()
 
 
-def parse_export(data, name: str) -> tuple[list[tuple[CacheKey, TuneRecord]], list[str]]:
+def parse_export(data, name: str, convert=None) -> tuple[list, list[str]]:
     """(valid (key, record) pairs, one problem per invalid entry) of an export
-    file's content; ValueError if it is not an export at all."""
+    file's content; ValueError if it is not an export at all. With
+    ``convert``, each valid pair is given as ``convert(key, record)`` instead
+    (the record is not kept)."""
+    convert = convert or _pair
     with without_gc():
-        return _parse_export(data, name)
+        try:
+            return _scan_export(data, name, convert)
+        except _NotPlain:
+            return _parse_export(data, name, convert)
 
 
-def _parse_export(data, name: str) -> tuple[list, list]:
+def _pair(key, record):
+    return key, record
+
+
+def _parse_export(data, name: str, convert) -> tuple[list, list]:
     try:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{name} is not an autotrans cache export (not JSON: {exc})") from None
     except RecursionError:
         raise ValueError(f"{name} is not an autotrans cache export (nested too deeply)") from None
+    _check_doc(doc, name)
+    entries, problems = [], []
+    for i, entry in enumerate(doc["entries"]):
+        _take(entry, i, convert, entries, problems)
+    return entries, problems
+
+
+def _check_doc(doc, name: str) -> None:
     if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
         raise ValueError(f"{name} is not an autotrans cache export (no \"format\": \"{EXPORT_FORMAT}\")")
     if doc.get("schema") != SCHEMA_VERSION:
@@ -56,13 +75,15 @@ def _parse_export(data, name: str) -> tuple[list, list]:
                          f"this version of autotrans reads schema {SCHEMA_VERSION}")
     if not isinstance(doc.get("entries"), list):
         raise ValueError(f"{name} is not an autotrans cache export (no \"entries\" list)")
-    entries, problems = [], []
-    for i, entry in enumerate(doc["entries"]):
-        try:
-            entries.append(_entry(entry))
-        except ValueError as exc:
-            problems.append(f"entry {i}: {exc}")
-    return entries, problems
+
+
+def _take(entry, i: int, convert, entries: list, problems: list) -> None:
+    try:
+        key, record = _entry(entry)
+    except ValueError as exc:
+        problems.append(f"entry {i}: {exc}")
+        return
+    entries.append(convert(key, record))
 
 
 def _entry(entry) -> tuple[CacheKey, TuneRecord]:
@@ -74,7 +95,80 @@ def _entry(entry) -> tuple[CacheKey, TuneRecord]:
     return key, TuneRecord.from_json(entry["record"], key)
 
 
-def read_export(path) -> tuple[list[tuple[CacheKey, TuneRecord]], list[str]]:
+# -- the same, one entry at a time ---------------------------------------------------
+#
+# json.loads of a whole export builds every entry's objects before the first is
+# checked (and frees them all after). Scanning the top-level object here, with
+# json's own scanner for each value, checks each entry as it is read and keeps
+# only what ``convert`` returns. Anything unusual (a JSON error, a repeated name,
+# a top level that is not an object) raises _NotPlain: then json.loads decides.
+
+_WS = re.compile(r"[ \t\n\r]*")       # JSON whitespace, as json.decoder skips it
+_SCAN = json.decoder.JSONDecoder().scan_once   # one JSON value at an index: (value, end)
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _scan_export(data, name: str, convert) -> tuple[list, list]:
+    try:
+        s = data if isinstance(data, str) else data.decode(json.detect_encoding(data), "surrogatepass")
+        entries, problems, doc = [], [], {}
+        c, i = _next(s, 0)
+        if c != "{":
+            raise _NotPlain
+        if s[i:i + 1] == "}":
+            i = _WS.match(s, i + 1).end()
+        else:
+            while True:
+                if s[i:i + 1] != '"':
+                    raise _NotPlain
+                field, i = json.decoder.scanstring(s, i + 1)
+                c, i = _next(s, i)
+                if c != ":" or field in doc:          # (json.loads keeps a repeated name's last value)
+                    raise _NotPlain
+                if field == "entries" and s[i:i + 1] == "[":
+                    doc[field], i = [], _scan_entries(s, i + 1, convert, entries, problems)
+                else:
+                    doc[field], i = _SCAN(s, i)
+                c, i = _next(s, i)
+                if c == "}":
+                    break
+                if c != ",":
+                    raise _NotPlain
+        if i != len(s):
+            raise _NotPlain
+    except (ValueError, TypeError, AttributeError, StopIteration, RecursionError):
+        raise _NotPlain from None
+    _check_doc(doc, name)
+    return entries, problems
+
+
+def _scan_entries(s: str, i: int, convert, entries: list, problems: list) -> int:
+    """Take each element of the array whose "[" ends at ``i``; returns the index after its "]"."""
+    i = _WS.match(s, i).end()
+    if s[i:i + 1] == "]":
+        return i + 1
+    n = 0
+    while True:
+        entry, i = _SCAN(s, i)
+        _take(entry, n, convert, entries, problems)
+        n += 1
+        c, i = _next(s, i)
+        if c == "]":
+            return i
+        if c != ",":
+            raise _NotPlain
+
+
+def _next(s: str, i: int) -> tuple[str, int]:
+    """The character at the first non-space from ``i``, and the index of the first non-space after it."""
+    i = _WS.match(s, i).end()
+    return s[i:i + 1], _WS.match(s, i + 1).end()
+
+
+def read_export(path, convert=None) -> tuple[list, list[str]]:
     """:func:`parse_export` of the file at ``path`` (a regular file of at most
     MAX_EXPORT_BYTES; ValueError otherwise)."""
     path = Path(path)
@@ -85,7 +179,7 @@ def read_export(path) -> tuple[list[tuple[CacheKey, TuneRecord]], list[str]]:
         if st.st_size > MAX_EXPORT_BYTES:
             raise ValueError(f"{path} is over {MAX_EXPORT_BYTES >> 30} GiB; not an autotrans cache export")
         data = f.read(MAX_EXPORT_BYTES + 1)
-    return parse_export(data, str(path))
+    return parse_export(data, str(path), convert)
 
 
 def warn_skipped(problems: list[str], where: str, stacklevel: int = 3) -> None:
