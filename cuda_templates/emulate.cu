@@ -8,7 +8,11 @@
 //     IN_FILE holds the input at byte IN_OFF; OUT_FILE holds the (poisoned)
 //     output buffer at OUT_OFF, guard bands around it; it is rewritten in place.
 //     TRACE_FILE ("-" for none) gets "phase tid seq offset bytes store" lines for
-//     shared-memory accesses of block TRACE_BLOCK.
+//     shared-memory accesses of block TRACE_BLOCK. Dense kernels only.
+//   strided NAME ARGS_FILE IN_FILE IN_OFF OUT_FILE OUT_OFF
+//     a strided kernel's launch: ARGS_FILE holds its at::StridedArgs as Python
+//     packs it (templates.STRIDED_ARGS; the pointers are replaced by IN_FILE's
+//     bytes at IN_OFF and OUT_FILE's at OUT_OFF); OUT_FILE is rewritten in place.
 //   list
 //     prints "NAME NT SMEM TR TC" for every kernel.
 //   blocks NAME B M N
@@ -26,10 +30,13 @@
 struct Entry {
   const char* name;
   bool (*fn)(const at::Args&, char*);
+  bool (*strided_fn)(const at::StridedArgs&, char*);
   long long (*blocks)(long long, long long, long long);
   int nt, smem, tr, tc;
+  bool strided;
 };
-#define AT_KERNEL(n) {#n, &at::emulate<n##_k>, &at::blocks<n##_k>, n##_k::NT, n##_k::SMEM, n##_k::TR, n##_k::TC},
+#define AT_KERNEL(n) {#n, &at::emulate<n##_k>, &at::emulate_strided<n##_k>, &at::blocks<n##_k>, n##_k::NT, \
+                      n##_k::SMEM, n##_k::TR, n##_k::TC, at::is_strided<n##_k>::value},
 static const Entry entries[] = {
 #include "table.inc"
 };
@@ -73,11 +80,21 @@ static const Entry* find(const char* name) {
   return nullptr;
 }
 
+static void write_out(const char* outp, const std::vector<char>& out) {
+  FILE* f = fopen(outp, "wb");
+  if (!f || fwrite(out.data(), 1, out.size(), f) != out.size()) { perror(outp); exit(2); }
+  fclose(f);
+}
+
 static int run_job(const char* name, long long B, long long M, long long N, const char* inp, long long in_off,
                    const char* outp, long long out_off, const char* tracep, long long trace_block) {
   const Entry* e = find(name);
   if (!e) {
     printf("error unknown kernel %s\n", name);
+    return 1;
+  }
+  if (e->strided) {
+    printf("error %s is a strided kernel: run it with a strided job\n", name);
     return 1;
   }
   std::vector<char> in = slurp(inp), out = slurp(outp);
@@ -94,9 +111,43 @@ static int run_job(const char* name, long long B, long long M, long long N, cons
     printf("error %s: %lld x %lld x %lld needs 2^31 blocks or more\n", name, B, M, N);
     return 1;
   }
-  FILE* f = fopen(outp, "wb");
-  if (!f || fwrite(out.data(), 1, out.size(), f) != out.size()) { perror(outp); exit(2); }
-  fclose(f);
+  write_out(outp, out);
+  printf("ok %s\n", name);
+  return 0;
+}
+
+static int run_strided(const char* name, const char* argp, const char* inp, long long in_off, const char* outp,
+                       long long out_off) {
+  const Entry* e = find(name);
+  if (!e || !e->strided) {
+    printf("error %s is not a strided kernel\n", name);
+    return 1;
+  }
+  std::vector<char> raw = slurp(argp), in = slurp(inp), out = slurp(outp);
+  if (raw.size() != sizeof(at::StridedArgs)) {
+    printf("error %s: %zu bytes of arguments, at::StridedArgs has %zu\n", argp, raw.size(), sizeof(at::StridedArgs));
+    return 1;
+  }
+  at::StridedArgs a;
+  memcpy(&a, raw.data(), sizeof a);
+  if (a.nb < 0 || a.nb > at::MAX_BATCH) {
+    printf("error %s: nb %d is not in [0, %d]\n", argp, a.nb, at::MAX_BATCH);
+    return 1;
+  }
+  a.in = in.data() + in_off;
+  a.out = out.data() + out_off;
+  std::vector<char> smem((size_t)e->smem + 16);
+  g_smem = e->smem;
+  g_trace = nullptr;
+  g_last_tid = g_last_phase = -1;
+  at::smem_hook = hook;
+  bool ran = e->strided_fn(a, smem.data());
+  at::smem_hook = nullptr;
+  if (!ran) {
+    printf("error %s: %lld x %lld x %lld needs 2^31 blocks or more\n", name, a.B, a.M, a.N);
+    return 1;
+  }
+  write_out(outp, out);
   printf("ok %s\n", name);
   return 0;
 }
@@ -105,7 +156,7 @@ int main() {
   char line[8192];
   int rc = 0;
   while (fgets(line, sizeof line, stdin)) {
-    char cmd[32], name[512], inp[2048], outp[2048], tracep[2048];
+    char cmd[32], name[512], inp[2048], outp[2048], tracep[2048], argp[2048];
     long long B, M, N, in_off, out_off, trace_block;
     if (sscanf(line, "%31s", cmd) != 1) continue;
     if (!strcmp(cmd, "list")) {
@@ -117,6 +168,9 @@ int main() {
     } else if (sscanf(line, "run %511s %lld %lld %lld %2047s %lld %2047s %lld %2047s %lld", name, &B, &M, &N, inp,
                       &in_off, outp, &out_off, tracep, &trace_block) == 10) {
       rc |= run_job(name, B, M, N, inp, in_off, outp, out_off, tracep, trace_block);
+    } else if (sscanf(line, "strided %511s %2047s %2047s %lld %2047s %lld", name, argp, inp, &in_off, outp,
+                      &out_off) == 6) {
+      rc |= run_strided(name, argp, inp, in_off, outp, out_off);
     } else {
       printf("error bad job line\n");
       rc = 1;

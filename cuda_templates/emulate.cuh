@@ -16,26 +16,56 @@ void emu_step(const Tile& t, char* smem) {
   else if constexpr (has_mid<K>::value) K::template mid<FULL>(t, smem, emu_tid);
 }
 
-// One launch of K; false (nothing run) where the grid would need 2^31 blocks or
-// more, which no launch takes.
+// One block's tile, every thread, phase by phase.
 template <class K>
-bool emulate(const Args& a, char* smem) {
-  if (a.B <= 0 || a.M <= 0 || a.N <= 0) return true;
-  const long long n = blocks<K>(a.B, a.M, a.N);
-  if (n >= (1ll << 31)) return false;
-  for (uint32_t blk = 0; blk < (uint32_t)n; ++blk) {
-    Tile t = locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blk);
-    bool full = t.rows == K::TR && t.cols == K::TC;
-    for (int i = 0; i < K::SMEM; ++i) smem[i] = (char)0xCD;  // stale shared memory
-    emu_block = blk;
-    for (emu_phase = 0; emu_phase < 3; ++emu_phase) {
-      if (emu_phase == 1 && !has_mid<K>::value) continue;
-      for (emu_tid = 0; emu_tid < K::NT; ++emu_tid) {
-        if (full) emu_step<K, true>(t, smem); else emu_step<K, false>(t, smem);
-      }
+void emu_tile(const Tile& t, char* smem, uint32_t blk) {
+  bool full = t.rows == K::TR && t.cols == K::TC;
+  for (int i = 0; i < K::SMEM; ++i) smem[i] = (char)0xCD;  // stale shared memory
+  emu_block = blk;
+  for (emu_phase = 0; emu_phase < 3; ++emu_phase) {
+    if (emu_phase == 1 && !has_mid<K>::value) continue;
+    for (emu_tid = 0; emu_tid < K::NT; ++emu_tid) {
+      if (full) emu_step<K, true>(t, smem); else emu_step<K, false>(t, smem);
     }
   }
-  return true;
+}
+
+// One launch of K; false (nothing run) where the grid would need 2^31 blocks or
+// more, which no launch takes. Dense kernels only (emulate.cu refuses others).
+template <class K>
+bool emulate(const Args& a, char* smem) {
+  if constexpr (is_strided<K>::value) {
+    return false;
+  } else {
+    if (a.B <= 0 || a.M <= 0 || a.N <= 0) return true;
+    const long long n = blocks<K>(a.B, a.M, a.N);
+    if (n >= (1ll << 31)) return false;
+    for (uint32_t blk = 0; blk < (uint32_t)n; ++blk)
+      emu_tile<K>(locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blk), smem, blk);
+    return true;
+  }
+}
+
+// One strided launch of K (at::run_strided's work), as emulate does a dense one.
+template <class K>
+bool emulate_strided(const StridedArgs& a, char* smem) {
+  if constexpr (!is_strided<K>::value) {
+    return false;
+  } else {
+    if (a.B <= 0 || a.M <= 0 || a.N <= 0) return true;
+    const long long n = blocks<K>(a.B, a.M, a.N);
+    if (n >= (1ll << 31)) return false;
+    for (uint32_t blk = 0; blk < (uint32_t)n; ++blk) {
+      if constexpr (has_block<K>::value) {
+        emu_block = blk;
+        emu_phase = 0;
+        for (emu_tid = 0; emu_tid < K::NT; ++emu_tid) K::block(a, a.in, a.out, blk, emu_tid);
+      } else {
+        emu_tile<K>(locate_strided<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blk), smem, blk);
+      }
+    }
+    return true;
+  }
 }
 
 }  // namespace at

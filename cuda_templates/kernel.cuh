@@ -1,6 +1,7 @@
 // autotrans: the kernel skeleton every template shares: the phases of a block
-// (phases, run, has_mid), the element-wise paths of edge tiles, the kernel entry
-// (AT_KERNEL_ENTRY) and the compile-time checks that Python and C++ agree.
+// (phases, run, run_strided, has_mid, has_block), the element-wise paths of edge
+// tiles, the kernel entries (AT_KERNEL_ENTRY, AT_STRIDED_ENTRY) and the
+// compile-time checks that Python and C++ agree.
 #pragma once
 #include "mem.cuh"
 #include "tiles.cuh"
@@ -14,7 +15,7 @@ __host__ __device__ __forceinline__ void load_elems(const Tile& t, char* s, int 
   for (int i = tid; i < K::TR * K::TC; i += K::NT) {
     int r = i / K::TC, c = i % K::TC;
     if (r < t.rows && c < t.cols)
-      sts<typename K::ElemT>(s, K::off(r, c), ldg<typename K::ElemT>(t.in + r * t.ldi + (long long)c * K::E));
+      sts<typename K::ElemT>(s, K::off(r, c), ldg<typename K::ElemT>(t.in + r * t.ldi + c * t.sci));
   }
 }
 
@@ -47,11 +48,38 @@ __device__ __forceinline__ void phases(const Tile& t, char* smem) {
   K::template store<FULL>(t, smem, threadIdx.x);
 }
 
+// Whether a template moves a strided launch's blocks itself, without tiles
+// or phases: templates that declare `static void block(const StridedArgs&,
+// const char* in, char* out, uint32_t blk, int tid)` (rows.cu).
+template <class K, class = void> struct has_block { static constexpr bool value = false; };
+template <class K> struct has_block<K, decltype(void(&K::block))> { static constexpr bool value = true; };
+
+// Whether a template's kernel takes a StridedArgs (KernelConfig.layout
+// "strided"): templates that declare `static constexpr bool STRIDED = true`.
+template <class K, class = void> struct is_strided { static constexpr bool value = false; };
+template <class K> struct is_strided<K, decltype(void(K::STRIDED))> { static constexpr bool value = K::STRIDED; };
+
 template <class K>
 __device__ __forceinline__ void run(const Args& a, char* smem) {
   Tile t = locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blockIdx.x);
   if (t.rows == K::TR && t.cols == K::TC) phases<K, true>(t, smem);
   else phases<K, false>(t, smem);
+}
+
+// run for a strided launch. in and out are a's pointers, which the entry holds
+// in __restrict__ locals: a struct's fields cannot be __restrict__, and nvcc
+// (13.0) turns loads into read-only ones (ld.global.nc) only through pointers
+// the kernel itself declares __restrict__, not through an inlined function's
+// __restrict__ parameters.
+template <class K>
+__device__ __forceinline__ void run_strided(const StridedArgs& a, const char* in, char* out, char* smem) {
+  if constexpr (has_block<K>::value) {
+    K::block(a, in, out, blockIdx.x, threadIdx.x);
+  } else {
+    Tile t = locate_strided<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, in, out, blockIdx.x);
+    if (t.rows == K::TR && t.cols == K::TC) phases<K, true>(t, smem);
+    else phases<K, false>(t, smem);
+  }
 }
 
 }  // namespace at
@@ -64,14 +92,27 @@ __device__ __forceinline__ void run(const Args& a, char* smem) {
 // Nothing in the host emulator.
 #ifndef AT_EMULATE
 #define AT_KERNEL_ENTRY(NAME, THREADS)                                                            \
+  static_assert(!at::is_strided<NAME##_k>::value, "a strided template's kernel takes AT_STRIDED_ENTRY"); \
   extern "C" __global__ void __launch_bounds__(THREADS)                                           \
   NAME(decltype(at::Args::in) __restrict__ in, decltype(at::Args::out) __restrict__ out,          \
        decltype(at::Args::B) B, decltype(at::Args::M) M, decltype(at::Args::N) N) {               \
     extern __shared__ __align__(16) char smem[];                                                  \
     at::run<NAME##_k>(at::Args{in, out, B, M, N}, smem);                                          \
   }
+// A strided config's kernel (KernelConfig.layout "strided"): NAME(a) runs
+// at::run_strided on struct NAME_k; its one parameter is an at::StridedArgs by
+// value (AT_AGREE_STRIDED_ARGS checks its layout against Python's STRIDED_ARGS).
+#define AT_STRIDED_ENTRY(NAME, THREADS)                                                           \
+  static_assert(at::is_strided<NAME##_k>::value, "a dense template's kernel takes AT_KERNEL_ENTRY"); \
+  extern "C" __global__ void __launch_bounds__(THREADS) NAME(const at::StridedArgs a) {          \
+    extern __shared__ __align__(16) char smem[];                                                  \
+    const char* __restrict__ in = a.in;                                                           \
+    char* __restrict__ out = a.out;                                                               \
+    at::run_strided<NAME##_k>(a, in, out, smem);                                                  \
+  }
 #else
 #define AT_KERNEL_ENTRY(NAME, THREADS)
+#define AT_STRIDED_ENTRY(NAME, THREADS)
 #endif
 
 // Compile-time agreement with Python: autotrans.kernels.templates.render fills
@@ -89,3 +130,14 @@ __device__ __forceinline__ void run(const Args& a, char* smem) {
                 offsetof(at::Args, out) == (OUT_) && offsetof(at::Args, B) == (B_) &&              \
                 offsetof(at::Args, M) == (M_) && offsetof(at::Args, N) == (N_),                    \
                 "templates.ARGS (Python's kernel argument struct) disagrees with at::Args")
+#define AT_AGREE_STRIDED_ARGS(MAX_BATCH_, SIZE_, IN_, OUT_, B_, M_, N_, LDI_, LDO_, SCI_, NB_, SZ_, SRC_, DST_) \
+  static_assert(at::MAX_BATCH == (MAX_BATCH_),                                                    \
+                "autotrans.core.layout.MAX_BATCH (Python) disagrees with at::MAX_BATCH");          \
+  static_assert(sizeof(at::StridedArgs) == (SIZE_) && offsetof(at::StridedArgs, in) == (IN_) &&   \
+                offsetof(at::StridedArgs, out) == (OUT_) && offsetof(at::StridedArgs, B) == (B_) && \
+                offsetof(at::StridedArgs, M) == (M_) && offsetof(at::StridedArgs, N) == (N_) &&     \
+                offsetof(at::StridedArgs, ldi) == (LDI_) && offsetof(at::StridedArgs, ldo) == (LDO_) && \
+                offsetof(at::StridedArgs, sci) == (SCI_) && offsetof(at::StridedArgs, nb) == (NB_) && \
+                offsetof(at::StridedArgs, size) == (SZ_) && offsetof(at::StridedArgs, src) == (SRC_) && \
+                offsetof(at::StridedArgs, dst) == (DST_),                                          \
+                "templates.STRIDED_ARGS (Python's strided kernel argument struct) disagrees with at::StridedArgs")

@@ -2,6 +2,7 @@
 // "shared tile", "padded tile" and "XOR-swizzled tile"). The tile is stored in
 // the input's orientation: smem row r holds input row r, with PAD elements of
 // padding per row; XOR swizzle stores column c of row r at column c ^ (r % TC).
+// Input columns are t.sci bytes apart (E, but any multiple of E when strided).
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -9,6 +10,7 @@ struct {{ name }}_k {
   static constexpr int E = {{ c.elem_bytes }}, TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
   static constexpr bool OVERLAP = false;  // see at::locate
+  static constexpr bool STRIDED = {{ 'true' if c.layout == 'strided' else 'false' }};  // takes at::StridedArgs
   static constexpr int PAD = {{ c.pad }};
   static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
   static constexpr int SMEM = TR * (TC + PAD) * E;
@@ -26,7 +28,7 @@ struct {{ name }}_k {
     for (int k = 0; k < TR * TC / NT; ++k) {
       int i = tid + k * NT, r = i / TC, c = i % TC;
       if (FULL || (r < t.rows && c < t.cols))
-        at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(t.in + (unsigned long long)(uint32_t)r * t.ldi + (long long)c * E));
+        at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(t.in + (unsigned long long)(uint32_t)r * t.ldi + c * t.sci));
     }
   }
 
@@ -45,5 +47,5 @@ struct {{ name }}_k {
 // Python's view of this kernel (templates.python_view), checked at compile time (kernel.cuh).
 AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
 {% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
-AT_AGREE_ARGS({{ py.args_size }}, {{ py.args_offsets | join(", ") }});
-AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})
+{{ py.args_check }};
+{{ py.entry }}({{ name }}, {{ c.threads }})

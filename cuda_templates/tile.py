@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import itertools
 
+from autotrans.core.layout import TileProblem
+
 VARIANTS = ("tile",)
 TEMPLATE = "tile.cu"
+LAYOUTS = ("dense", "strided")   # strided: TileProblems, columns any multiple of the element apart
 
 
 def problems(c) -> list[str]:
@@ -37,3 +40,39 @@ def space(e: int):
             if not (pad and sw == "xor"):
                 yield dict(variant="tile", elem_bytes=e, tile_rows=t, tile_cols=t, threads=nt,
                            pad=pad, swizzle=sw)
+
+
+# -- strided problems (KernelConfig.layout "strided") -----------------------------
+
+
+def strided_problems(c, problem, align: int) -> list[str]:
+    """Why config c cannot run this strided problem (empty when it can): a
+    TileProblem of c's element size whose pitches, column pitch (any multiple
+    of the element: the loads honour t.sci), batch strides and pointers
+    (align: the largest power of two dividing both) are element-aligned."""
+    if not isinstance(problem, TileProblem):
+        return [f"tile moves TileProblems, not {type(problem).__name__}"]
+    e = c.elem_bytes
+    if problem.elem != e:
+        return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"]
+    p = []
+    strides = (problem.ldi, problem.ldo, problem.sci) + tuple(s for d in problem.batch for s in (d.src, d.dst))
+    if any(s % e for s in strides):
+        p.append(f"pitches and strides must be multiples of the element size ({e} B)")
+    if align % e:
+        p.append(f"pointers must be {e}-byte aligned")
+    return p
+
+
+def strided_space(e: int):
+    """A few classic tiles for strided problems: 32x32 (padded or swizzled,
+    256 or 1024 threads, either walk), 64x64, 16x16 and 8x8 ones for small
+    matrices, and 16x64 / 64x16 ones for short and narrow ones."""
+    for tr, tc, nt, pad, sw, order in ((32, 32, 256, 1, "none", "row"), (32, 32, 256, 0, "xor", "row"),
+                                       (32, 32, 256, 1, "none", "col"), (32, 32, 1024, 1, "none", "row"),
+                                       (64, 64, 256, 1, "none", "row"), (64, 64, 1024, 1, "none", "col"),
+                                       (16, 16, 256, 1, "none", "row"), (16, 16, 64, 1, "none", "row"),
+                                       (8, 8, 64, 1, "none", "row"), (16, 64, 256, 1, "none", "row"),
+                                       (64, 16, 256, 1, "none", "row")):
+        yield dict(variant="tile", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, pad=pad, swizzle=sw,
+                   order=order, layout="strided")

@@ -1,5 +1,5 @@
-// autotrans: a launch's arguments (Args), the grid (blocks), and which tile a
-// block moves (Tile, locate: the walk orders).
+// autotrans: a launch's arguments (Args, StridedArgs), the grid (blocks), and
+// which tile a block moves (Tile, locate, locate_strided: the walk orders).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +15,26 @@ struct Args {
   const char* in;
   char* out;
   long long B, M, N;
+};
+
+// A strided launch (KernelConfig.layout "strided"): a TileProblem or a
+// RowsProblem of autotrans.core.layout. Pointers, pitches and strides in
+// bytes, sizes in elements. Input element (batch, i, j) of the M x N matrices
+// is at in + sum(idx * src) + i * ldi + j * sci and goes to out + sum(idx * dst)
+// + j * ldo + i * E, where idx is the batch index b < B decomposed over the nb
+// batch dimensions (size, innermost last; B = prod(size)). Rows kernels
+// (rows.cu) take B = 1: row i < M, decomposed over the nb dimensions instead,
+// moves its N elements from in + sum(idx * src) to out + sum(idx * dst)
+// (ldi, ldo, sci unused).
+// Every strided kernel's one parameter, by value; Python packs it as
+// autotrans.kernels.templates.STRIDED_ARGS (AT_AGREE_STRIDED_ARGS checks it).
+constexpr int MAX_BATCH = 7;   // autotrans.core.layout.MAX_BATCH
+struct StridedArgs {
+  const char* in;
+  char* out;
+  long long B, M, N, ldi, ldo, sci;
+  int nb;
+  long long size[MAX_BATCH], src[MAX_BATCH], dst[MAX_BATCH];
 };
 
 // Blocks of a launch of kernel struct K (one per tile); 64-bit. Python's
@@ -36,8 +56,9 @@ __host__ __device__ __forceinline__ uint32_t tiles(long long n) {
 struct Tile {
   const char* in;    // first input byte of the tile
   char* out;         // first output byte of the tile
-  long long ldi;     // input row pitch, bytes (N * E)
-  long long ldo;     // output row pitch, bytes (M * E)
+  long long ldi;     // input row pitch, bytes (N * E; strided: StridedArgs::ldi)
+  long long ldo;     // output row pitch, bytes (M * E; strided: StridedArgs::ldo)
+  long long sci;     // input column pitch, bytes (E; strided: StridedArgs::sci)
   long long left;    // input rows from the tile's first to the matrix's last (M - r0)
   int rows, cols;    // valid input rows / columns in this tile
 };
@@ -53,11 +74,14 @@ enum { ORDER_ROW = 0, ORDER_COL = 1, ORDER_BAND = 2 };
 // OVERLAP: a last tile that would stick out of the matrix moves back inside it
 // (where the matrix is at least a tile wide or tall) and rewrites a few elements
 // of its neighbour with the same values, so every tile takes the full path.
-template <int TR, int TC, int E, int ORDER, bool OVERLAP>
-__host__ __device__ __forceinline__ Tile locate(const Args& a, uint32_t blk) {
-  const long long M = a.M, N = a.N;
+// walk: block blk's matrix b and tile (tr, tc), of M x N matrices of TR x TC tiles.
+template <int TR, int TC, int ORDER>
+__host__ __device__ __forceinline__ void walk(long long M, long long N, uint32_t blk, uint32_t& b, uint32_t& tr,
+                                              uint32_t& tc) {
   uint32_t ntc = tiles<TC>(N), ntr = tiles<TR>(M);
-  uint32_t per = ntc * ntr, b = blk / per, rem = blk - b * per, tr, tc;
+  uint32_t per = ntc * ntr, rem;
+  b = blk / per;
+  rem = blk - b * per;
   if constexpr (ORDER == ORDER_ROW) {
     tr = rem / ntc;
     tc = rem - tr * ntc;
@@ -72,18 +96,102 @@ __host__ __device__ __forceinline__ Tile locate(const Args& a, uint32_t blk) {
     tr = in / w;
     tc = first + (in - tr * w);
   }
-  long long r0 = (long long)tr * TR, c0 = (long long)tc * TC, plane = M * N * E;
+}
+
+// origin: the first row and column of tile (tr, tc), moved back inside the
+// matrix where OVERLAP says so.
+template <int TR, int TC, bool OVERLAP>
+__host__ __device__ __forceinline__ void origin(long long M, long long N, uint32_t tr, uint32_t tc, long long& r0,
+                                                long long& c0) {
+  r0 = (long long)tr * TR;
+  c0 = (long long)tc * TC;
   if (OVERLAP && r0 + TR > M && M >= TR) r0 = M - TR;
   if (OVERLAP && c0 + TC > N && N >= TC) c0 = N - TC;
-  Tile t;
-  t.ldi = N * E;
-  t.ldo = M * E;
-  t.in = a.in + b * plane + r0 * t.ldi + c0 * E;
-  t.out = a.out + b * plane + c0 * t.ldo + r0 * E;
+}
+
+// extent: what of the tile at (r0, c0) lies inside the matrix (left, rows, cols).
+template <int TR, int TC>
+__host__ __device__ __forceinline__ void extent(long long M, long long N, long long r0, long long c0, Tile& t) {
   t.left = M - r0;
   t.rows = t.left < TR ? (int)t.left : TR;
   t.cols = (int)(N - c0 < TC ? N - c0 : TC);
+}
+
+template <int TR, int TC, int E, int ORDER, bool OVERLAP>
+__host__ __device__ __forceinline__ Tile locate(const Args& a, uint32_t blk) {
+  const long long M = a.M, N = a.N;
+  uint32_t b, tr, tc;
+  walk<TR, TC, ORDER>(M, N, blk, b, tr, tc);
+  long long r0, c0, plane = M * N * E;
+  origin<TR, TC, OVERLAP>(M, N, tr, tc, r0, c0);
+  Tile t;
+  t.ldi = N * E;
+  t.ldo = M * E;
+  t.sci = E;
+  t.in = a.in + b * plane + r0 * t.ldi + c0 * E;
+  t.out = a.out + b * plane + c0 * t.ldo + r0 * E;
+  extent<TR, TC>(M, N, r0, c0, t);
   return t;
+}
+
+// The byte offsets, in the input (oi[k]) and the output (oo[k]), of R indices
+// x[k] of a strided launch's nb dimensions (x[k] < prod(size); innermost
+// last). I: uint32_t where every index and size is below 2^32 (one 32-bit
+// division a dimension and index, the divisor's reciprocal shared by the R
+// indices), else unsigned long long.
+template <class I, int R>
+__host__ __device__ __forceinline__ void batch_offsets(const StridedArgs& a, I (&x)[R], long long (&oi)[R],
+                                                       long long (&oo)[R]) {
+#pragma unroll
+  for (int k = 0; k < R; ++k) oi[k] = oo[k] = 0;
+#pragma unroll
+  for (int d = MAX_BATCH - 1; d > 0; --d) {
+    if (d < a.nb) {
+      const I s = (I)a.size[d];
+#pragma unroll
+      for (int k = 0; k < R; ++k) {
+        I q = x[k] / s, i = x[k] - q * s;
+        oi[k] += (long long)i * a.src[d];
+        oo[k] += (long long)i * a.dst[d];
+        x[k] = q;
+      }
+    }
+  }
+  if (a.nb > 0) {
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      oi[k] += (long long)x[k] * a.src[0];
+      oo[k] += (long long)x[k] * a.dst[0];
+    }
+  }
+}
+
+// locate for a strided launch (StridedArgs, TileProblem semantics): the same
+// walk over B matrices of M x N, matrix b at the offsets of its batch index.
+// in, out: a.in and a.out as the caller holds them (kernel.cuh's run_strided).
+template <int TR, int TC, int E, int ORDER, bool OVERLAP>
+__host__ __device__ __forceinline__ Tile locate_strided(const StridedArgs& a, const char* in, char* out,
+                                                        uint32_t blk) {
+  const long long M = a.M, N = a.N;
+  uint32_t b, tr, tc;
+  walk<TR, TC, ORDER>(M, N, blk, b, tr, tc);
+  long long r0, c0, boi[1], boo[1];
+  uint32_t x[1] = {b};   // b < 2^31: the grid's limit
+  origin<TR, TC, OVERLAP>(M, N, tr, tc, r0, c0);
+  batch_offsets<uint32_t, 1>(a, x, boi, boo);
+  Tile t;
+  t.ldi = a.ldi;
+  t.ldo = a.ldo;
+  t.sci = a.sci;
+  t.in = in + boi[0] + r0 * a.ldi + c0 * a.sci;
+  t.out = out + boo[0] + c0 * a.ldo + r0 * E;
+  extent<TR, TC>(M, N, r0, c0, t);
+  return t;
+}
+
+template <int TR, int TC, int E, int ORDER, bool OVERLAP>
+__host__ __device__ __forceinline__ Tile locate_strided(const StridedArgs& a, uint32_t blk) {
+  return locate_strided<TR, TC, E, ORDER, OVERLAP>(a, a.in, a.out, blk);
 }
 
 }  // namespace at

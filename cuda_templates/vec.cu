@@ -17,6 +17,7 @@ struct {{ name }}_k {
   static constexpr int PAD = {{ c.pad }};
   static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
   static constexpr bool OVERLAP = false;  // see at::locate (it would cost 8 registers)
+  static constexpr bool STRIDED = {{ 'true' if c.layout == 'strided' else 'false' }};  // takes at::StridedArgs (sci == E)
   static constexpr int ROWB = (TR + PAD) * E, NCH = TR * E / V, SMEM = TC * ROWB;
   static constexpr int CW = R * E / 4;  // 32-bit words per stored chunk
   static constexpr int IT1 = (TR / R) * (TC / K) / NT, IT2 = TC * (TR / K) / NT;
@@ -89,7 +90,7 @@ struct {{ name }}_k {
 // Python's view of this kernel (templates.python_view), checked at compile time (kernel.cuh).
 AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
 {% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
-AT_AGREE_ARGS({{ py.args_size }}, {{ py.args_offsets | join(", ") }});
+{{ py.args_check }};
 static_assert({{ name }}_k::IT1 == {{ c.family.steps(c).load }} && {{ name }}_k::IT2 == {{ c.family.steps(c).store }},
               "vec.py's steps() (the register budget keep() assumes) disagrees with vec.cu's IT1/IT2");
-AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})
+{{ py.entry }}({{ name }}, {{ c.threads }})

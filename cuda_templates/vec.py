@@ -11,8 +11,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from autotrans.core.layout import TileProblem
+
 VARIANTS = ("vec",)
 TEMPLATE = "vec.cu"
+LAYOUTS = ("dense", "strided")   # strided: TileProblems with sci == elem and vec_bytes-aligned pitches
 VEC_SIZES = (4, 8, 16)
 THREADS = (64, 128, 256, 512, 1024)
 TILE_BYTES = (4096, 65536)
@@ -87,3 +90,50 @@ def keep(c) -> bool:
     if c.threads == 1024:
         return loads + stores <= 8 and words <= 16
     return loads + stores <= 16 and words < (64 if c.threads <= 128 else 65)
+
+
+# -- strided problems (KernelConfig.layout "strided") -----------------------------
+
+# Strided tiles per (element size, vector width): (tile rows, tile columns,
+# threads, micro-rows); the first of each is the untuned dense default
+# (tuning.space._DEFAULTS, from the H200) except for (1, 8), whose default is
+# over keep()'s register budget; the second (16-byte vectors) has half the sides.
+_STRIDED = {
+    (1, 16): ((256, 256, 512, 4), (128, 128, 256, 4)), (1, 8): ((128, 128, 256, 4),),
+    (1, 4): ((64, 128, 256, 4),),
+    (2, 16): ((128, 128, 256, 2), (64, 64, 128, 2)), (2, 8): ((128, 128, 512, 4),), (2, 4): ((64, 64, 256, 2),),
+    (4, 16): ((64, 64, 256, 4), (32, 32, 128, 1)), (4, 8): ((64, 64, 256, 2),), (4, 4): ((64, 32, 256, 1),),
+    (8, 16): ((32, 64, 256, 1), (16, 32, 128, 1)), (8, 8): ((64, 32, 256, 1),),
+    (16, 16): ((64, 32, 256, 1), (32, 16, 128, 1)),
+}
+
+
+def strided_problems(c, problem, align: int) -> list[str]:
+    """Why config c cannot run this strided problem (empty when it can): a
+    TileProblem of c's element size whose input columns are adjacent (sci ==
+    elem: rows are read as vectors) and whose pitches, batch strides and
+    pointers (align: the largest power of two dividing both) are multiples of
+    vec_bytes. Matrix sides may be anything (edge tiles go element-wise)."""
+    if not isinstance(problem, TileProblem):
+        return [f"vec moves TileProblems, not {type(problem).__name__}"]
+    e, v = c.elem_bytes, c.vec_bytes
+    if problem.elem != e:
+        return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"]
+    p = []
+    if problem.sci != e:
+        p.append(f"vec reads input rows as vectors: the column pitch must be the element size ({e} B), "
+                 f"not {problem.sci}")
+    strides = (problem.ldi, problem.ldo) + tuple(s for d in problem.batch for s in (d.src, d.dst))
+    if any(s % v for s in strides):
+        p.append(f"row pitches and batch strides must be multiples of vec_bytes ({v} B)")
+    if align % v:
+        p.append(f"pointers must be {v}-byte aligned")
+    return p
+
+
+def strided_space(e: int):
+    """_STRIDED's tiles of every vector width, xor-swizzled, in both walks."""
+    for v in VEC_SIZES:
+        for (tr, tc, nt, r), order in itertools.product(_STRIDED.get((e, v), ()), ("col", "row")):
+            yield dict(variant="vec", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=v,
+                       micro_rows=r, pad=0, swizzle="xor", order=order, layout="strided")

@@ -5,6 +5,8 @@ includes the rendered kernels. It runs every block and thread of a launch,
 phase by phase, through the same __host__ __device__ index and data-movement
 code the GPU runs, and can trace each shared-memory access. The CPU tests use
 it to check indexing bit-exactly against NumPy; banks.py uses its traces.
+Strided configs (KernelConfig.layout "strided") run on whole host buffers
+(emulate_strided): a TileProblem or RowsProblem at given offsets into them.
 """
 from __future__ import annotations
 
@@ -20,10 +22,12 @@ from ..build.store import Store, digest
 from ..core.paths import template_dir
 from ..core.problem import as_bmn
 from ..kernels.config import KernelConfig
+from ..kernels.strided import byte_extent, pack, pointer_alignment, strided_problems
 from ..kernels.templates import render, templates_hash
 
 POISON = 0xA5
 GUARD = 256  # bytes of poison before and after the output (and around the input)
+HOST_ALIGN = 16   # the emulator's buffers are 16-byte aligned (malloc)
 
 
 @dataclass
@@ -85,6 +89,8 @@ def emulate_many(items, offset: int = 0) -> list[Emulated]:
     results, lines = [], []
     with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
         for i, (cfg, x) in enumerate(items):
+            if cfg.layout != "dense":
+                raise ValueError(f"{cfg.key} is a strided config: use emulate_strided")
             if x.dtype.itemsize != cfg.elem_bytes:
                 raise ValueError(f"{cfg.key} moves {cfg.elem_bytes}-byte elements, array has {x.dtype}")
             b, m, n = as_bmn(x.shape)
@@ -127,3 +133,54 @@ def trace(cfg: KernelConfig, shape=None, block: int = 0) -> list[tuple[int, int,
         outp.write_bytes(bytes(size))
         _run(exe, [f"run {cfg.name} {b} {m} {n} in 0 out 0 trace {block}\n"], d)
         return [tuple(int(v) for v in line.split()) for line in tr.read_text().splitlines()]
+
+
+def _buffer(a, what: str) -> np.ndarray:
+    if not isinstance(a, np.ndarray) or a.dtype != np.uint8 or a.ndim != 1:
+        raise TypeError(f"{what} must be a 1-D uint8 array (a whole buffer), not {type(a).__name__}")
+    return a
+
+
+def _check_strided(cfg: KernelConfig, problem, src: np.ndarray, dst: np.ndarray, src_offset: int,
+                   dst_offset: int) -> None:
+    """ValueError unless cfg can run problem at these offsets within these buffers."""
+    if cfg.layout != "strided":
+        raise ValueError(f"{cfg.key} is a dense config: use emulate")
+    bad = strided_problems(cfg, problem, min(HOST_ALIGN, pointer_alignment(src_offset, dst_offset)))
+    if bad:
+        raise ValueError(f"{cfg.key} cannot run this problem: " + "; ".join(bad))
+    (ilo, ihi), (olo, ohi) = byte_extent(problem)
+    if ilo < ihi and not (0 <= src_offset + ilo and src_offset + ihi <= src.size):
+        raise ValueError(f"the problem reads bytes [{ilo}, {ihi}) from offset {src_offset}, outside the "
+                         f"{src.size}-byte source buffer")
+    if olo < ohi and not (0 <= dst_offset + olo and dst_offset + ohi <= dst.size):
+        raise ValueError(f"the problem writes bytes [{olo}, {ohi}) from offset {dst_offset}, outside the "
+                         f"{dst.size}-byte destination buffer")
+
+
+def emulate_strided_many(items) -> list[np.ndarray]:
+    """Emulate each (config, problem, src, dst, src_offset, dst_offset) strided
+    launch: problem (a TileProblem or RowsProblem) has its input pointer at
+    byte src_offset of src and its output pointer at dst_offset of dst (1-D
+    uint8 arrays, whole buffers, whose starts count as 16-byte aligned).
+    Returns each dst as the launch leaves it (dst itself is not changed). One
+    process runs them all."""
+    items = [tuple(it) for it in items]
+    for cfg, problem, src, dst, so, do in items:
+        _check_strided(cfg, problem, _buffer(src, "src"), _buffer(dst, "dst"), so, do)
+    exe = build([it[0] for it in items])
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
+        for i, (cfg, problem, src, dst, so, do) in enumerate(items):
+            (Path(d) / f"args{i}").write_bytes(pack(problem, 0, 0))
+            (Path(d) / f"in{i}").write_bytes(src.tobytes())
+            (Path(d) / f"out{i}").write_bytes(dst.tobytes())
+            lines.append(f"strided {cfg.name} args{i} in{i} {so} out{i} {do}\n")
+        _run(exe, lines, d)
+        return [np.frombuffer((Path(d) / f"out{i}").read_bytes(), np.uint8).copy() for i in range(len(items))]
+
+
+def emulate_strided(cfg: KernelConfig, problem, src: np.ndarray, dst: np.ndarray, src_offset: int = 0,
+                    dst_offset: int = 0) -> np.ndarray:
+    """Emulate one strided launch of ``cfg`` (see emulate_strided_many)."""
+    return emulate_strided_many([(cfg, problem, src, dst, src_offset, dst_offset)])[0]

@@ -15,11 +15,15 @@ from ..core.problem import ELEM_SIZES, as_bmn
 
 SWIZZLES = ("none", "xor")
 ORDERS = ("row", "col", "band")
+# What a kernel's one parameter is: "dense" (at::Args, a B x M x N row-major
+# input) or "strided" (at::StridedArgs: a TileProblem or RowsProblem of
+# autotrans.core.layout, packed by autotrans.kernels.strided).
+LAYOUTS = ("dense", "strided")
 
 _KEY = re.compile(
     r"^(?P<variant>[a-z]+):e(?P<elem_bytes>\d+):(?P<tile_rows>\d+)x(?P<tile_cols>\d+)"
     r":t(?P<threads>\d+):v(?P<vec_bytes>\d+):r(?P<micro_rows>\d+):p(?P<pad>\d+)"
-    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)$", re.ASCII)
+    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::(?P<layout>[a-z]+))?$", re.ASCII)
 _INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad")
 MAX_TILE = 1024        # elements a tile side; bounds shared memory and the bank report
 MAX_BLOCKS = 2**31 - 1  # a launch's grid (x) limit; the kernels index blocks and tiles in 32 bits
@@ -42,12 +46,16 @@ class KernelConfig:
     from there on the way in and out; each tile reads vec_elems more rows and
     alone writes the aligned output vectors that start in its rows, so only the
     ends of whole output rows are written in parts; swizzle ``xor`` skews its
-    transposed rows instead of permuting chunks).
+    transposed rows instead of permuting chunks), ``rows`` (strided launches only:
+    rows of contiguous elements gathered from strided places, vec_bytes-wide
+    accesses, no shared memory).
     pad: elements added to each shared-memory row. swizzle: ``xor`` permutes
     elements (tile) or ``vec_bytes`` chunks (vec) within a shared-memory
     row. order: how consecutive blocks walk the tiles (row-major, column-major,
-    or row-major within bands of 32 tile columns). The rules of each variant
-    live in its family module (cuda_templates/FAMILY.py).
+    or row-major within bands of 32 tile columns). layout: the kernel's
+    parameter, ``dense`` (at::Args) or ``strided`` (at::StridedArgs; families
+    that take it list it in their LAYOUTS; ``rows`` takes only it). The rules
+    of each variant live in its family module (cuda_templates/FAMILY.py).
     """
 
     variant: str
@@ -60,6 +68,7 @@ class KernelConfig:
     pad: int = 0
     swizzle: str = "none"
     order: str = "row"
+    layout: str = "dense"   # last, so that positional constructions keep working
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -75,10 +84,12 @@ class KernelConfig:
     # -- identity ---------------------------------------------------------
     @property
     def key(self) -> str:
-        """Stable text key; the field order is fixed here, not by the dataclass."""
+        """Stable text key; the field order is fixed here, not by the dataclass.
+        Dense configs' keys carry no layout (they predate it); strided ones end
+        in ``:strided``."""
         return (f"{self.variant}:e{self.elem_bytes}:{self.tile_rows}x{self.tile_cols}"
                 f":t{self.threads}:v{self.vec_bytes}:r{self.micro_rows}:p{self.pad}"
-                f":{self.swizzle}:{self.order}")
+                f":{self.swizzle}:{self.order}" + ("" if self.layout == "dense" else f":{self.layout}"))
 
     @classmethod
     def from_key(cls, key: str) -> "KernelConfig":
@@ -86,7 +97,9 @@ class KernelConfig:
         m = _KEY.match(key) if isinstance(key, str) else None
         if not m:
             raise ValueError(f"not a KernelConfig key: {key!r}")
-        d = m.groupdict()
+        d = {k: v for k, v in m.groupdict().items() if v is not None}
+        if d.get("layout") == "dense":    # a dense key names no layout: one key per config
+            raise ValueError(f"not a KernelConfig key: {key!r} (dense keys end at the order)")
         return cls(**{k: (int(v) if k in _INTS else v) for k, v in d.items()})
 
     @property
@@ -95,11 +108,17 @@ class KernelConfig:
         return "at_" + re.sub(r"[^0-9a-zA-Z]", "_", self.key)
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The fields as a dict; a dense config's has no ``layout`` (records stored
+        before the field existed, and those stored since, read the same)."""
+        d = dataclasses.asdict(self)
+        if self.layout == "dense":
+            del d["layout"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelConfig":
-        """A config from to_dict()'s fields; ValueError for missing, extra or mistyped ones."""
+        """A config from to_dict()'s fields (``layout`` missing: dense);
+        ValueError for missing, extra or mistyped ones."""
         names = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(d, dict) or set(d) - names or not {"variant", "elem_bytes"} <= set(d):
             raise ValueError(f"not a KernelConfig: {d!r:.200}")
@@ -125,7 +144,8 @@ class KernelConfig:
         return self.family.smem_bytes(self)
 
     def blocks(self, shape) -> int:
-        """Blocks (one per tile) for a (B,) M, N shape."""
+        """Blocks (one per tile) for a (B,) M, N shape (a strided config's shape:
+        autotrans.kernels.strided.strided_shape of its problem)."""
         b, m, n = as_bmn(shape)
         return b * (-(-m // self.tile_rows)) * (-(-n // self.tile_cols))
 
@@ -173,6 +193,11 @@ class KernelConfig:
             p.append(f"swizzle must be one of {SWIZZLES}")
         if self.order not in ORDERS:
             p.append(f"order must be one of {ORDERS}")
+        if self.layout not in LAYOUTS:
+            p.append(f"layout must be one of {LAYOUTS}")
+        elif self.layout not in getattr(self.family, "LAYOUTS", ("dense",)):
+            p.append(f"{self.variant} kernels take the layouts {getattr(self.family, 'LAYOUTS', ('dense',))}, "
+                     f"not {self.layout!r}")
         if not (_pow2(self.tile_rows) and _pow2(self.tile_cols)) or max(self.tile_rows, self.tile_cols) > MAX_TILE:
             p.append(f"tile sides must be powers of two up to {MAX_TILE}")
         if not (32 <= self.threads <= 1024 and self.threads % 32 == 0):

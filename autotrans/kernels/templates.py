@@ -9,15 +9,21 @@ from pathlib import Path
 
 import jinja2
 
+from ..core.layout import MAX_BATCH
 from ..core.paths import template_dir
 from .config import KernelConfig
 
 # Bump when the rendering code (not the templates) changes what is generated.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 SOURCES = (".cu", ".cuh")   # what the templates hash covers (the space's rules: tuning.space.SPACE_VERSION)
 NOT_KERNELS = ("verify.cu", "roofline.cu", "emulate.cu")   # programs beside the templates
 ARGS = struct.Struct("PPqqq")   # every transpose kernel's one parameter, at::Args {in, out, B, M, N}
 ARG_FIELDS = ("in", "out", "B", "M", "N")
+# A strided kernel's one parameter, at::StridedArgs {in, out, B, M, N, ldi, ldo, sci,
+# nb, size[MAX_BATCH], src[MAX_BATCH], dst[MAX_BATCH]} (native layout; 240 bytes
+# on 64-bit hosts); autotrans.kernels.strided.strided_args gives its values.
+STRIDED_ARGS = struct.Struct("PPqqqqqqi" + "q" * (3 * MAX_BATCH))
+STRIDED_ARG_FIELDS = ("in", "out", "B", "M", "N", "ldi", "ldo", "sci", "nb", "size", "src", "dst")
 
 
 def field_offsets(fmt: str) -> tuple[int, ...]:
@@ -26,6 +32,12 @@ def field_offsets(fmt: str) -> tuple[int, ...]:
     if not fmt.isalpha():
         raise ValueError(f"field_offsets takes one-letter native codes, not {fmt!r}")
     return tuple(struct.calcsize(fmt[:i] + "0" + fmt[i]) for i in range(len(fmt)))
+
+
+def strided_offsets() -> tuple[int, ...]:
+    """Byte offset of each of STRIDED_ARG_FIELDS in STRIDED_ARGS (an array: its first element)."""
+    offs = field_offsets(STRIDED_ARGS.format)
+    return offs[:9] + (offs[9], offs[9 + MAX_BATCH], offs[9 + 2 * MAX_BATCH])
 
 
 @dataclass(frozen=True)
@@ -40,7 +52,8 @@ class GridSample:
 @dataclass(frozen=True)
 class PythonView:
     """What Python believes of a kernel; every template static_asserts it
-    (AT_AGREE, AT_AGREE_GRID, AT_AGREE_ARGS in kernel.cuh)."""
+    (AT_AGREE, AT_AGREE_GRID, and AT_AGREE_ARGS or, strided, AT_AGREE_STRIDED_ARGS
+    in kernel.cuh). layout picks the kernel entry and the argument check."""
     smem: int
     threads: int
     tile_rows: int
@@ -48,6 +61,21 @@ class PythonView:
     grid: tuple[GridSample, ...]
     args_size: int
     args_offsets: tuple[int, ...]
+    layout: str = "dense"
+    max_batch: int = MAX_BATCH
+
+    @property
+    def entry(self) -> str:
+        """The kernel entry macro (kernel.cuh) of this layout."""
+        return "AT_STRIDED_ENTRY" if self.layout == "strided" else "AT_KERNEL_ENTRY"
+
+    @property
+    def args_check(self) -> str:
+        """The argument check, as the template's line renders it."""
+        if self.layout == "strided":
+            vals = (self.max_batch, self.args_size, *self.args_offsets)
+            return "AT_AGREE_STRIDED_ARGS(" + ", ".join(map(str, vals)) + ")"
+        return "AT_AGREE_ARGS(" + ", ".join(map(str, (self.args_size, *self.args_offsets))) + ")"
 
 
 def grid_shapes(cfg: KernelConfig) -> tuple[tuple[int, int, int], ...]:
@@ -59,7 +87,12 @@ def grid_shapes(cfg: KernelConfig) -> tuple[tuple[int, int, int], ...]:
 
 
 def python_view(cfg: KernelConfig) -> PythonView:
+    """Python's view of cfg's kernel (strided: blocks of the (B, M, N) that
+    strided.strided_shape gives, its argument struct STRIDED_ARGS)."""
     grid = tuple(GridSample(*s, cfg.blocks(s)) for s in grid_shapes(cfg))
+    if cfg.layout == "strided":
+        return PythonView(cfg.smem_bytes, cfg.threads, cfg.tile_rows, cfg.tile_cols, grid,
+                          STRIDED_ARGS.size, strided_offsets(), "strided")
     return PythonView(cfg.smem_bytes, cfg.threads, cfg.tile_rows, cfg.tile_cols, grid,
                       ARGS.size, field_offsets(ARGS.format))
 
@@ -77,7 +110,8 @@ def template_file(cfg: KernelConfig) -> Path:
 
 def render(cfg: KernelConfig, view: PythonView | None = None) -> str:
     """One kernel's source, preceded by a #line pointing into its template.
-    view: what the kernel's static_asserts check (python_view(cfg) unless given)."""
+    view: what the kernel's static_asserts check (python_view(cfg) unless given);
+    its layout (cfg.layout's) picks the kernel entry."""
     path = template_file(cfg)
     body = _env().get_template(path.name).render(name=cfg.name, c=cfg, py=view or python_view(cfg))
     return f'#line 1 "{_c_string(str(path))}"\n{body}'

@@ -1,0 +1,113 @@
+"""Family ``rows`` (rows.cu): rows of contiguous elements gathered from
+strided places (RowsProblem of autotrans.core.layout), no shared memory.
+
+Strided launches only (KernelConfig.layout ``strided``). A block moves
+``tile_rows`` rows by ``tile_cols`` elements of them with ``vec_bytes``
+accesses: min(32, vectors of a tile row) threads across a row, the rest over
+rows, each thread moving several rows (every load in flight before the first
+store). Rows, their strides and the pointers must be ``vec_bytes``-aligned."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autotrans.core.layout import RowsProblem
+
+VARIANTS = ("rows",)
+TEMPLATE = "rows.cu"
+LAYOUTS = ("strided",)
+MAX_VECS = 16          # vectors a thread holds
+MAX_THREAD_BYTES = 128  # bytes a thread holds (registers)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """How rows.cu spreads a tile over its threads (its TCV, VT, RP, IR, IV;
+    each rendered kernel static_asserts passes and vecs)."""
+    row_vecs: int   # vectors of a tile row
+    lanes: int      # threads across a tile row
+    per_pass: int   # tile rows one pass of the block moves
+    passes: int     # rows a thread moves
+    vecs: int       # vectors a thread moves of each of its rows
+
+
+def geometry(c) -> Geometry:
+    tcv = c.tile_cols * c.elem_bytes // c.vec_bytes
+    lanes = max(1, min(tcv, 32))
+    per = c.threads // lanes
+    return Geometry(tcv, lanes, per, c.tile_rows // per, tcv // lanes)
+
+
+def problems(c) -> list[str]:
+    e, v = c.elem_bytes, c.vec_bytes
+    if v < e:
+        return ["rows' vec_bytes must be a multiple of elem_bytes"]
+    p = []
+    if c.micro_rows != 1 or c.pad or c.swizzle != "none":
+        p.append("rows take no micro_rows, pad or swizzle")
+    if (c.tile_cols * e) % v:
+        return p + ["rows' tile_cols*elem_bytes must be a multiple of vec_bytes"]
+    g = geometry(c)
+    if c.tile_rows % g.per_pass:
+        p.append(f"tile_rows must be a multiple of threads / min(32, vectors of a tile row) ({g.per_pass})")
+    elif g.passes * g.vecs > MAX_VECS or g.passes * g.vecs * v > MAX_THREAD_BYTES:
+        p.append(f"a thread holds at most {MAX_VECS} vectors and {MAX_THREAD_BYTES} bytes "
+                 f"(here {g.passes}x{g.vecs} of {v} B)")
+    return p
+
+
+def smem_bytes(c) -> int:
+    return 0
+
+
+def aligned_for(c, m: int, n: int) -> bool:
+    """Whether rows of n elements are whole vectors (rows runs strided launches only)."""
+    return (n * c.elem_bytes) % c.vec_bytes == 0
+
+
+def pointer_align(c) -> int:
+    return c.vec_bytes
+
+
+def space(e: int):
+    """None: rows runs no dense transpose (see strided_space)."""
+    return iter(())
+
+
+def strided_problems(c, problem, align: int) -> list[str]:
+    """Why config c cannot run this strided problem (empty when it can): a
+    RowsProblem of c's element size whose rows are whole vec_bytes vectors and
+    whose row strides and pointers (align: the largest power of two dividing
+    both) are vec_bytes-aligned."""
+    if not isinstance(problem, RowsProblem):
+        return [f"rows moves RowsProblems, not {type(problem).__name__}"]
+    e, v = c.elem_bytes, c.vec_bytes
+    if problem.elem != e:
+        return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"]
+    p = []
+    if (problem.n * e) % v:
+        p.append(f"rows of {problem.n * e} B are not whole {v}-byte vectors")
+    if any(s % v for d in problem.rows for s in (d.src, d.dst)):
+        p.append(f"row strides must be multiples of vec_bytes ({v} B)")
+    if align % v:
+        p.append(f"pointers must be {v}-byte aligned")
+    return p
+
+
+# (vec_bytes, bytes of a tile row, threads, rows a thread moves)
+_STRIDED = ((16, 16, 256, 4), (16, 16, 128, 8), (16, 64, 256, 4), (16, 128, 256, 4), (16, 256, 256, 4),
+            (16, 512, 256, 4), (16, 1024, 256, 2), (8, 8, 256, 4), (8, 32, 256, 4), (4, 4, 256, 4),
+            (4, 64, 256, 4))
+
+
+def strided_space(e: int):
+    """16-byte accesses over tile rows of 16 B to 1 KiB (short rows: several
+    rows a thread, up to 8), 8- and 4-byte ones for rows only that aligned,
+    and element-wide ones (32 elements a tile row) for any row."""
+    narrow = ((e, 32 * e, 256, 4),) if e < 4 else ()
+    for v, rowb, nt, rows in _STRIDED + narrow:
+        if v < e:
+            continue
+        tcv = rowb // v
+        tr = nt // min(tcv, 32) * rows
+        yield dict(variant="rows", elem_bytes=e, tile_rows=tr, tile_cols=rowb // e, threads=nt, vec_bytes=v,
+                   layout="strided")

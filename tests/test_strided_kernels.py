@@ -1,0 +1,404 @@
+"""Strided kernels (KernelConfig.layout "strided"): the TileProblems and
+RowsProblems of autotrans.core.layout, built here by hand from NumPy views.
+Their configs' keys, the argument struct Python packs, every strided
+candidate compiled by nvcc, and the index math run by the host emulator on
+whole buffers, checked bit-exactly against np.transpose: every byte of the
+destination buffer (pitch gaps and guard bands included) is what it should be."""
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autotrans import families
+from autotrans.build import nvcc
+from autotrans.build.compile import compile_configs
+from autotrans.core.layout import MAX_BATCH, Dim, RowsProblem, TileProblem
+from autotrans.core.problem import ELEM_SIZES
+from autotrans.emulate.emulator import emulate, emulate_strided, emulate_strided_many
+from autotrans.kernels.config import KernelConfig
+from autotrans.kernels.strided import (byte_extent, pack, pointer_alignment, strided_args, strided_problems,
+                                       strided_shape, strided_space)
+from autotrans.kernels.templates import (STRIDED_ARGS, python_view, render, render_unit, strided_offsets,
+                                         template_dir, template_file)
+from autotrans.tuning.space import default_space
+
+REPO = Path(__file__).resolve().parent.parent
+POISON = 0xA5
+TILE = KernelConfig("tile", 4, 32, 32, 256, pad=1, layout="strided")
+VEC = KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col", "strided")
+ROWS = KernelConfig("rows", 4, 1024, 4, 256, 16, layout="strided")
+
+
+# -- keys ------------------------------------------------------------------------
+
+
+def shipped_configs():
+    """Every config key and config dict stored in the shipped results (cache/)."""
+    keys, dicts = set(), []
+    for path in sorted((REPO / "cache").glob("*.json")):
+        for entry in json.loads(path.read_text())["entries"]:
+            rec = entry["record"]
+            keys.add(rec["key"])
+            dicts.append((rec["key"], rec["config"]))
+            keys.update(r["key"] for r in rec["candidates"] + rec["failures"])
+    return sorted(keys), dicts
+
+
+def test_dense_keys_and_stored_configs_are_unchanged():
+    keys, dicts = shipped_configs()
+    assert len(keys) > 100 and dicts
+    for k in keys + [c.key for e in ELEM_SIZES for c in default_space(e)]:
+        cfg = KernelConfig.from_key(k)
+        assert cfg.key == k and cfg.layout == "dense" and not k.endswith(":dense")
+    for k, d in dicts:    # stored before the field existed: no layout; read and written the same
+        assert "layout" not in d
+        cfg = KernelConfig.from_dict(d)
+        assert cfg.key == k and cfg.to_dict() == d
+
+
+def test_strided_keys_round_trip():
+    cfgs = [c for e in ELEM_SIZES for c in strided_space(e)]
+    assert len(cfgs) > 100
+    for c in cfgs:
+        assert c.layout == "strided" and c.key.endswith(":strided") and c.name.endswith("_strided")
+        assert KernelConfig.from_key(c.key) == c and KernelConfig.from_dict(c.to_dict()) == c
+        assert c.to_dict()["layout"] == "strided"
+    assert TILE.key == "tile:e4:32x32:t256:v4:r1:p1:none:row:strided"
+    dense = KernelConfig.from_key(TILE.key.removesuffix(":strided"))
+    assert dense.layout == "dense" and dense != TILE and dense.key + ":strided" == TILE.key
+
+
+@pytest.mark.parametrize("key, why", [
+    ("tile:e4:32x32:t256:v4:r1:p1:none:row:dense", "dense keys end at the order"),
+    ("tile:e4:32x32:t256:v4:r1:p1:none:row:sparse", "layout must be one of"),
+    ("rows:e4:1024x4:t256:v16:r1:p0:none:row", "rows kernels take the layouts"),
+    ("naive:e4:8x32:t256:v4:r1:p0:none:row:strided", "naive kernels take the layouts"),
+    ("shift:e1:128x64:t256:v16:r4:p4:xor:col:strided", "shift kernels take the layouts"),
+    ("rows:e4:1024x4:t256:v16:r1:p0:xor:row:strided", "no micro_rows, pad or swizzle"),
+])
+def test_layouts_belong_to_families(key, why):
+    with pytest.raises(ValueError, match=why):
+        KernelConfig.from_key(key)
+
+
+def test_rows_geometry_limits():
+    with pytest.raises(ValueError, match="multiple of threads"):
+        KernelConfig("rows", 4, 128, 4, 256, 16, layout="strided")     # 256 rows a pass, 128 rows
+    with pytest.raises(ValueError, match="at most 16 vectors"):
+        KernelConfig("rows", 4, 1024, 64, 256, 16, layout="strided")   # 64 passes of one vector
+    with pytest.raises(ValueError, match="multiple of vec_bytes"):
+        KernelConfig("rows", 4, 1024, 2, 256, 16, layout="strided")    # 8-byte tile rows, 16-byte accesses
+    wide = KernelConfig("rows", 4, 16, 256, 256, 16, layout="strided")  # 1 KiB tile rows: 2 passes x 2 vectors
+    assert wide.family.geometry(wide) == families.of("rows").Geometry(64, 32, 8, 2, 2)
+    assert ROWS.family.geometry(ROWS) == families.of("rows").Geometry(1, 1, 256, 4, 1)
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_strided_space_is_small_and_every_entry_valid(e):
+    got = strided_space(e)
+    assert {c.variant for c in got} == {"tile", "vec", "rows"}
+    for fam in families.modules():
+        if "strided" not in getattr(fam, "LAYOUTS", ("dense",)):
+            assert not hasattr(fam, "strided_space")
+            continue
+        kws = list(fam.strided_space(e))
+        cfgs = [KernelConfig(**kw) for kw in kws]          # none invalid, so none silently left out
+        assert 1 <= len(cfgs) <= 12 and all(c.layout == "strided" for c in cfgs)
+        assert all(getattr(fam, "keep", lambda c: True)(c) for c in cfgs)
+        assert [c for c in got if c.family is fam] == cfgs
+    rows = [c for c in got if c.variant == "rows"]
+    assert any(c.vec_bytes == 16 for c in rows) and any(c.vec_bytes == e for c in rows)
+    assert all(c.smem_bytes == 0 for c in rows)
+    assert not any(c.variant == "rows" for c in default_space(e))   # rows runs no dense transpose
+
+
+# -- the argument struct ---------------------------------------------------------
+
+
+def test_strided_args_layout_and_values():
+    assert MAX_BATCH == 7 and STRIDED_ARGS.size == 240
+    assert strided_offsets() == (0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 128, 184)
+    p = TileProblem(2, 5, 7, 100, 12, 6, (Dim(3, 1000, 140), Dim(4, 4000, 35 * 4)))
+    assert strided_shape(p) == (12, 5, 7)
+    vals = strided_args(p, 0x1000, 0x2000)
+    assert vals[:9] == (0x1000, 0x2000, 12, 5, 7, 100, 12, 6, 2)
+    assert vals[9:16] == (3, 4, 1, 1, 1, 1, 1) and vals[16:18] == (1000, 4000) and vals[23:25] == (140, 140)
+    assert set(vals[18:23] + vals[25:]) == {0}
+    assert STRIDED_ARGS.unpack(pack(p, 0x1000, 0x2000)) == vals
+    r = RowsProblem(4, 8, (Dim(2, 4096, 1024), Dim(16, 32, 64)))
+    assert strided_shape(r) == (1, 32, 8)
+    assert strided_args(r, 0, 0)[:9] == (0, 0, 1, 32, 8, 0, 0, 4, 2)
+    assert strided_shape(RowsProblem(4, 8, ())) == (1, 1, 8) and strided_shape(TileProblem(4, 3, 5, 20, 12, 4, ())) \
+        == (1, 3, 5)
+    with pytest.raises(ValueError, match="at most 7"):
+        strided_args(RowsProblem(1, 8, (Dim(2, 8, 8),) * 8), 0, 0)
+    with pytest.raises(TypeError, match="TileProblem or RowsProblem"):
+        strided_shape((3, 4, 5))
+
+
+def test_pointer_alignment_and_extent():
+    assert pointer_alignment(0, 0) == 256 and pointer_alignment(48, 16) == 16 and pointer_alignment(6) == 2
+    p = TileProblem(4, 3, 5, 40, 16, -8, (Dim(2, 200, 80),))
+    assert byte_extent(p) == ((-32, 200 + 80 + 4), (0, 80 + 4 * 16 + 2 * 4 + 4))
+    assert byte_extent(RowsProblem(4, 0, (Dim(2, 200, 80),))) == ((0, 0), (0, 0))
+
+
+def test_strided_problems_say_why():
+    rows = RowsProblem(4, 6, (Dim(10, 64, 24),))          # 24-byte rows
+    tile = TileProblem(4, 33, 17, 80, 144, 4, (Dim(3, 3200, 2448),))
+    assert strided_problems(TILE, tile, 16) == [] and strided_problems(VEC, tile, 16) == []
+    assert strided_problems(KernelConfig("rows", 4, 1024, 2, 256, 8, layout="strided"), rows, 8) == []
+    assert "TileProblems" in strided_problems(TILE, rows, 16)[0]
+    assert "RowsProblems" in strided_problems(ROWS, tile, 16)[0]
+    assert "whole 16-byte vectors" in strided_problems(ROWS, rows, 16)[0]
+    assert "4-byte elements" in strided_problems(TILE, TileProblem(2, 3, 3, 6, 6, 2, ()), 16)[0]
+    sci = TileProblem(4, 33, 17, 240, 144, 12, ())
+    assert strided_problems(TILE, sci, 16) == []
+    assert "column pitch" in strided_problems(VEC, sci, 16)[0]
+    assert "multiples of vec_bytes" in strided_problems(VEC, TileProblem(4, 33, 17, 84, 144, 4, ()), 16)[0]
+    assert "16-byte aligned" in strided_problems(VEC, tile, 8)[0]
+    assert "multiples of the element size" in strided_problems(TILE, TileProblem(4, 3, 3, 6, 12, 4, ()), 16)[0]
+    assert "dense config" in strided_problems(KernelConfig("tile", 4, 32, 32, 256), tile, 16)[0]
+    huge = TileProblem(4, 32, 32, 128, 128, 4, (Dim(2**31, 4096, 4096),))
+    assert "2^31-1" in strided_problems(TILE, huge, 16)[0]
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_every_element_aligned_problem_has_a_candidate(e):
+    """Odd sides, pitches and strides (multiples of the element only), odd
+    columns apart, pointers aligned to the element: some strided candidate
+    of each problem kind runs it."""
+    odd = 2 * e + e   # an odd multiple of e
+    tile = TileProblem(e, 37, 45, 45 * odd, 37 * odd, odd, (Dim(3, 45 * 37 * odd, -45 * 37 * e),))
+    rows = RowsProblem(e, 3, (Dim(5, 7 * odd, 3 * e), Dim(7, odd, 15 * e)))
+    for problem, family in ((tile, "tile"), (rows, "rows")):
+        ok = [c for c in strided_space(e) if not strided_problems(c, problem, e)]
+        assert ok and {c.variant for c in ok} == {family}, (problem, ok)
+
+
+# -- rendering and nvcc ----------------------------------------------------------
+
+
+def frontend(source: str) -> tuple[bool, str]:
+    out, log = nvcc.run({"unit.cu": '#include "common.cuh"\n' + source}, "unit.cu",
+                        ["-ptx", "-arch=sm_90", "-std=c++17"], includes=[template_dir()])
+    return out is not None, log
+
+
+@pytest.mark.parametrize("cfg", [TILE, VEC, ROWS])
+def test_strided_render_keeps_lines_and_picks_the_entry(cfg):
+    text = render(cfg)
+    body = text.split("\n", 1)[1]
+    assert len(body.splitlines()) == len(template_file(cfg).read_text().splitlines())
+    assert f"AT_STRIDED_ENTRY({cfg.name}, {cfg.threads})" in text and "AT_KERNEL_ENTRY" not in text
+    assert "AT_AGREE_STRIDED_ARGS(7, 240, 0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 128, 184);" in text
+    v = python_view(cfg)
+    assert v.layout == "strided" and all(g.blocks == cfg.blocks((g.b, g.m, g.n)) for g in v.grid)
+    dense = render(KernelConfig("tile", 4, 32, 32, 256, pad=1))
+    assert "AT_AGREE_ARGS(40, 0, 8, 16, 24, 32);" in dense and "AT_STRIDED_ENTRY" not in dense
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (dict(max_batch=8), "autotrans.core.layout.MAX_BATCH (Python) disagrees with at::MAX_BATCH"),
+    (dict(args_size=232), "templates.STRIDED_ARGS (Python's strided kernel argument struct) disagrees"),
+    (dict(layout="dense"), "a strided template's kernel takes AT_STRIDED_ENTRY"),
+])
+def test_a_wrong_strided_python_value_fails_nvcc(wrong, message):
+    import dataclasses
+    ok, log = frontend(render(TILE))
+    assert ok, log[-2000:]
+    view = dataclasses.replace(python_view(TILE), **wrong)
+    if "layout" in wrong:
+        view = dataclasses.replace(view, args_size=40, args_offsets=(0, 8, 16, 24, 32))
+    ok, log = frontend(render(TILE, view))
+    assert not ok and message in log, log[-2000:]
+
+
+def test_a_wrong_rows_geometry_fails_nvcc(monkeypatch):
+    fam = ROWS.family
+    real = fam.geometry(ROWS)
+    monkeypatch.setattr(fam, "geometry", lambda c: fam.Geometry(real.row_vecs, real.lanes, real.per_pass,
+                                                                 real.passes + 1, real.vecs))
+    ok, log = frontend(render(ROWS))
+    assert not ok and "rows.py's geometry()" in log, log[-2000:]
+
+
+def test_strided_kernels_read_through_the_read_only_path():
+    """The entry holds the struct's pointers in __restrict__ locals: every
+    global load of a strided kernel is ld.global.nc, as in the dense ones."""
+    cfgs = [TILE, VEC, ROWS]
+    out, log = nvcc.run({"unit.cu": render_unit(cfgs)}, "unit.cu", ["-ptx", "-arch=sm_90", "-std=c++17", "-O3"],
+                        includes=[template_dir()])
+    assert out is not None, log[-2000:]
+    bodies = {b.split("(", 1)[0].strip(): b for b in out.decode().split(".entry ")[1:]}
+    assert set(bodies) == {c.name for c in cfgs}
+    for cfg in cfgs:
+        loads = re.findall(r"\bld\.global[.\w]*", bodies[cfg.name])
+        assert loads and all(ld.startswith("ld.global.nc") for ld in loads), (cfg.key, set(loads))
+
+
+@pytest.mark.parametrize("arch", ["sm_90", pytest.param("sm_80", marks=pytest.mark.exhaustive)])
+def test_every_strided_candidate_compiles_without_spills(tmp_path, arch):
+    cfgs = [c for e in ELEM_SIZES for c in strided_space(e)]
+    out = compile_configs(cfgs, arch, root=tmp_path)
+    bad = {k: c.error[-300:] for k, c in out.items() if not c.ok}
+    assert not bad, bad
+    for key, c in out.items():
+        assert c.info["registers"] > 0, key
+        assert c.info["spill_stores"] == 0 and c.info["spill_loads"] == 0 and c.info["stack"] == 0, (key, c.info)
+
+
+# -- the emulator against NumPy --------------------------------------------------
+
+PAD = 32   # bytes before a view's first byte in its buffer
+
+
+def _buffer(rng, nbytes: int) -> np.ndarray:
+    return rng.integers(0, 256, size=nbytes + 2 * PAD, dtype=np.uint8)
+
+
+def _view(buf: np.ndarray, base_shape, e: int) -> np.ndarray:
+    return np.ndarray(tuple(base_shape), f"V{e}", buffer=buf, offset=PAD)
+
+
+def _offset(view: np.ndarray, buf: np.ndarray) -> int:
+    return view.__array_interface__["data"][0] - buf.__array_interface__["data"][0]
+
+
+class Case:
+    """A permutation of a strided input view into a (pitched) output view:
+    the problem, both buffers, and the destination buffer it must leave."""
+
+    def __init__(self, rng, shape, perm, e, *, in_pad=0, out_pad=0, sci_mult=1, flip=False):
+        shape, perm = tuple(shape), tuple(perm)
+        base = list(shape)
+        base[-1] = shape[-1] * sci_mult + in_pad
+        self.src = _buffer(rng, int(np.prod(base)) * e)
+        x = _view(self.src, base, e)[..., ::sci_mult][..., :shape[-1]]
+        if flip:
+            x = x[::-1]
+        y = np.transpose(x, perm)
+        dbase = list(y.shape)
+        dbase[-1] += out_pad
+        self.dst = np.full(int(np.prod(dbase)) * e + 2 * PAD, POISON, np.uint8)
+        self.want = self.dst.copy()
+        _view(self.want, dbase, e)[..., :y.shape[-1]] = y
+        out = _view(self.dst, dbase, e)[..., :y.shape[-1]]
+        self.src_offset, self.dst_offset = _offset(x, self.src), _offset(out, self.dst)
+        self.problem = self._problem(x, out, perm, e)
+
+    @staticmethod
+    def _problem(x, out, perm, e):
+        last = x.ndim - 1
+        if perm[-1] == last:   # the inner axis stays put: rows
+            return RowsProblem(e, x.shape[-1], tuple(Dim(x.shape[a], x.strides[a], out.strides[k])
+                                                     for k, a in enumerate(perm[:-1])))
+        a_m, k_n = perm[-1], perm.index(last)
+        batch = tuple(Dim(x.shape[a], x.strides[a], out.strides[k]) for k, a in enumerate(perm) if a not in (a_m, last))
+        return TileProblem(e, x.shape[a_m], x.shape[last], x.strides[a_m], out.strides[k_n], x.strides[last], batch)
+
+    def job(self, cfg):
+        return cfg, self.problem, self.src, self.dst, self.src_offset, self.dst_offset
+
+
+def align_pad(n: int, e: int, extra: int = 1) -> int:
+    """Elements to add to a side of n so that its rows are 16-byte aligned, plus extra vectors."""
+    k = max(1, 16 // e)
+    return (-n) % k + extra * k
+
+
+def tile_cases(rng, e):
+    """Rank 3 to 5, batch dimensions, pitched inputs and outputs, columns
+    sci_mult elements apart, a flipped (negative-stride) batch axis, full and
+    edge tiles of 64 x 64."""
+    return [Case(rng, (3, 37, 45), (0, 2, 1), e), Case(rng, (2, 133, 69), (0, 2, 1), e, sci_mult=2),
+            Case(rng, (2, 3, 19, 70), (2, 0, 3, 1), e, in_pad=3, out_pad=5),
+            Case(rng, (2, 3, 4, 9, 11), (3, 1, 4, 0, 2), e, in_pad=1),
+            Case(rng, (1, 65, 33), (0, 2, 1), e, sci_mult=3, out_pad=2),
+            Case(rng, (4, 5, 13, 6), (3, 1, 0, 2), e, in_pad=2, sci_mult=2, flip=True),
+            Case(rng, (1, 1), (1, 0), e), Case(rng, (70, 1), (1, 0), e), Case(rng, (1, 70), (1, 0), e)]
+
+
+def vec_cases(rng, e, tr: int, tc: int):
+    """Odd matrix sides with 16-byte aligned pitches (rows padded), batches,
+    rank 4 and 5, and full tiles of tr x tc beside edge ones."""
+    m, n = tr + 7, tc + 9
+    return [Case(rng, (3, 37, 45), (0, 2, 1), e, in_pad=align_pad(45, e), out_pad=align_pad(37, e)),
+            Case(rng, (2, m, n), (0, 2, 1), e, in_pad=align_pad(n, e), out_pad=align_pad(m, e)),
+            Case(rng, (2, 3, 70, 19), (1, 0, 3, 2), e, in_pad=align_pad(19, e), out_pad=align_pad(70, e, 0)),
+            Case(rng, (2, 3, 3, 9, 11), (3, 1, 0, 4, 2), e, in_pad=align_pad(11, e), out_pad=align_pad(3, e))]
+
+
+def rows_cases(rng, e):
+    """(B, S, H, D) -> (B, H, S, D) with D*E = 16, 24 and 128 bytes, and of 16
+    bytes over 2400 rows; rank 5 with pitched rows; one dimension; a single row."""
+    out = [Case(rng, (2, 37, 3, d // e), (0, 2, 1, 3), e) for d in (16, 24, 128) if d % e == 0]
+    out.append(Case(rng, (2, 300, 4, 16 // e), (0, 2, 1, 3), e))   # 2400 rows: full tiles of 1024
+    out.append(Case(rng, (3, 2, 5, 4, 32 // e), (3, 0, 2, 1, 4), e, in_pad=16 // e, out_pad=32 // e))
+    out.append(Case(rng, (9, 64 // e), (0, 1), e, in_pad=16 // e))
+    out.append(Case(rng, (48 // e,), (0,), e))
+    return out
+
+
+def run_cases(cfgs, cases):
+    """Emulate every (config, case) pair the config can run; each config runs
+    some case and each case runs on some config."""
+    jobs = [(c, case) for c in cfgs for case in cases
+            if not strided_problems(c, case.problem, min(16, pointer_alignment(case.src_offset, case.dst_offset)))]
+    assert {c for c, _ in jobs} == set(cfgs), set(cfgs) - {c for c, _ in jobs}
+    assert {id(case) for _, case in jobs} == {id(case) for case in cases}
+    got = emulate_strided_many([case.job(c) for c, case in jobs])
+    bad = [f"{c.key} {case.problem}" for (c, case), out in zip(jobs, got) if not np.array_equal(out, case.want)]
+    assert not bad, bad[:5]
+    return len(jobs)
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_tile_and_vec_index_math_matches_numpy(e):
+    rng = np.random.default_rng(e)
+    space = strided_space(e)
+    tiles, cases = [c for c in space if c.variant == "tile"], tile_cases(rng, e)
+    assert any(case.problem.sci != e for case in cases) and any(case.problem.sci < 0 or any(
+        d.src < 0 for d in case.problem.batch) for case in cases)
+    assert run_cases(tiles, cases) == len(tiles) * len(cases)   # the tile family runs every case
+    vecs = [c for c in space if c.variant == "vec"]
+    run_cases(vecs, vec_cases(rng, e, max(c.tile_rows for c in vecs), max(c.tile_cols for c in vecs)))
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_rows_index_math_matches_numpy(e):
+    rng = np.random.default_rng(100 + e)
+    cases = rows_cases(rng, e)
+    assert all(isinstance(c.problem, RowsProblem) for c in cases)
+    assert {len(c.problem.rows) for c in cases} >= {0, 1, 3, 4}
+    run_cases([c for c in strided_space(e) if c.variant == "rows"], cases)
+
+
+def test_the_check_sees_a_wrong_pitch():
+    """A problem whose output pitch is off by one element lands elsewhere: the
+    buffer comparison catches it (the checks above can fail)."""
+    import dataclasses
+    case = Case(np.random.default_rng(7), (3, 37, 45), (0, 2, 1), 4, out_pad=1)
+    good = emulate_strided(*case.job(TILE))
+    assert np.array_equal(good, case.want)
+    case.problem = dataclasses.replace(case.problem, ldo=case.problem.ldo - 4)
+    assert not np.array_equal(emulate_strided(*case.job(TILE)), case.want)
+
+
+def test_emulator_refuses_what_a_config_cannot_run():
+    rng = np.random.default_rng(3)
+    case = Case(rng, (3, 37, 45), (0, 2, 1), 4)   # rows of 180 bytes: not 16-byte aligned
+    with pytest.raises(ValueError, match="multiples of vec_bytes"):
+        emulate_strided(*case.job(VEC))
+    with pytest.raises(ValueError, match="outside the 8-byte destination buffer"):
+        emulate_strided(TILE, case.problem, case.src, np.zeros(8, np.uint8), case.src_offset, 0)
+    with pytest.raises(ValueError, match="pointers must be 4-byte aligned"):
+        emulate_strided(TILE, case.problem, case.src, case.dst, case.src_offset + 2, case.dst_offset)
+    with pytest.raises(ValueError, match="dense config"):
+        emulate_strided(KernelConfig("tile", 4, 32, 32, 256), *case.job(TILE)[1:])
+    with pytest.raises(ValueError, match="strided config"):
+        emulate(TILE, np.zeros((4, 4), np.float32))
+    with pytest.raises(TypeError, match="1-D uint8"):
+        emulate_strided(TILE, case.problem, case.src.view(np.float32), case.dst, 0, 0)
