@@ -5,6 +5,7 @@ from ..backend.arrays import DeviceArray
 from ..tuning import runner
 from .launch import forget, transpose
 from .listing import cached
+from .permute import permute
 from .select import Choice, choose, explain
 
 
@@ -23,4 +24,4 @@ def tune(shape, dtype="float32", *, configs=None, cache_dir=None, save: bool = T
     return res
 
 
-__all__ = ["tune", "transpose", "explain", "cached", "choose", "Choice", "forget", "DeviceArray"]
+__all__ = ["tune", "transpose", "permute", "explain", "cached", "choose", "Choice", "forget", "DeviceArray"]

@@ -332,7 +332,8 @@ def layout_problem(info: ArrayInfo) -> str | None:
     if not c_contiguous(info.shape, info.strides, info.itemsize):
         order = ("Fortran-ordered" if f_contiguous(info.shape, info.strides, info.itemsize)
                  else "non-contiguous (a slice or strided view)")
-        return f"the array is {order}; autotrans needs C-contiguous arrays (copy it first)"
+        return (f"the array is {order}; transpose() needs C-contiguous arrays: "
+                "autotrans.permute(x, axes) takes strided views")
     return None
 
 

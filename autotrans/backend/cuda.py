@@ -23,7 +23,7 @@ from pathlib import Path
 from ..core.device import DeviceId, Limits
 from ..core.problem import as_bmn
 from ..kernels.config import KernelConfig
-from ..kernels.templates import ARGS
+from ..kernels.templates import ARGS, STRIDED_ARGS
 from . import driver as cu
 from .driver import CudaError, GPUUnavailable
 
@@ -218,7 +218,7 @@ class Kernel:
 
     def __init__(self, cfg: KernelConfig, module: cu.Module):
         self.cfg = cfg
-        self.fn = module.function(cfg.name, ARGS)
+        self.fn = module.function(cfg.name, STRIDED_ARGS if cfg.layout == "strided" else ARGS)
         if cfg.smem_bytes > STATIC_SMEM_LIMIT:
             self.fn.set_max_dynamic_smem(cfg.smem_bytes)
         self._block = (cfg.threads, 1, 1)
@@ -245,6 +245,22 @@ class Kernel:
         def launch(src, dst, stream=None):
             try:
                 go(stream if type(stream) is int else stream_handle(stream), src, dst, b, m, n)
+            except CudaError as e:
+                _reraise(e)
+        return launch
+
+
+    def strided_launcher(self, bmn, args: tuple):
+        """launch(src, dst, stream) of a strided config for one problem: bmn is
+        the (B, M, N) it walks (kernels.strided.strided_shape), args the
+        values of its at::StridedArgs after the two pointers."""
+        if self.cfg.layout != "strided":
+            raise ValueError(f"{self.cfg.key} is a dense config; it takes no strided launch")
+        go = self.fn.launcher((self.cfg.blocks(bmn), 1, 1), self._block, self._smem)
+
+        def launch(src, dst, stream=0):
+            try:
+                go(stream, src, dst, *args)
             except CudaError as e:
                 _reraise(e)
         return launch

@@ -55,6 +55,7 @@ _SIGNATURES = {
     "cuMemAlloc_v2": (_P(c_uint64), c_size_t),
     "cuMemFree_v2": (c_uint64,),
     "cuMemcpyDtoH_v2": (c_void_p, c_uint64, c_size_t),
+    "cuMemcpyDtoDAsync_v2": (c_uint64, c_uint64, c_size_t, c_void_p),
 }
 
 
@@ -372,6 +373,12 @@ def wait(ctx: int, consumer: int, producer: int) -> None:
     with within(ctx):
         check(so.cuEventRecord(ev, producer or None), "cuEventRecord")
         check(so.cuStreamWaitEvent(consumer or None, ev, 0), "cuStreamWaitEvent")
+
+
+def copy(ctx: int, dst: int, src: int, nbytes: int, stream: int) -> None:
+    """Enqueue a device-to-device copy of nbytes on stream."""
+    with within(ctx):
+        check(lib().cuMemcpyDtoDAsync_v2(dst, src, nbytes, stream or None), "cuMemcpyDtoDAsync")
 
 
 def stream_synchronize(ctx: int, stream: int) -> None:

@@ -1,0 +1,140 @@
+"""permute() against torch eager and CuPy on N-d permutations, in one process.
+
+Method: every implementation timed on the same data, interleaved within each
+repetition; before every timed launch the L2 is flushed (a 512 MiB write);
+CUDA events around the launch alone (autotrans with a preallocated out=, so
+the event pair holds its host dispatch and its kernel); medians and IQR of
+--reps repetitions. The roofline is cudaMemcpy device-to-device of the same
+bytes in the same run (torch's copy_ of contiguous bytes). Every output is
+checked byte for byte against torch's x.permute(axes).contiguous().
+torch.compile is not measured here.
+
+    python benchmarks/permute_bench.py --out benchmarks/results
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+CASES = [  # (name, shape, dtype, axes, slice or None, what the target asks)
+    ("BSHD->BHSD", (8, 4096, 16, 64), "float16", (0, 2, 1, 3), None, ">= 0.92"),
+    ("BSHD->BHSD", (16, 2048, 32, 128), "float16", (0, 2, 1, 3), None, ">= 0.92"),
+    ("BSHD->BHSD", (4, 4096, 32, 8), "float32", (0, 2, 1, 3), None, ">= 0.92"),
+    *[("3-D", (257, 509, 263), "float32", ax, None, ">= 0.85")
+      for ax in ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))],
+    *[("4-D", (33, 65, 129, 61), "float32", ax, None, ">= 0.85")
+      for ax in ((3, 2, 1, 0), (1, 3, 0, 2), (2, 0, 3, 1))],
+    ("5-D", (17, 19, 23, 29, 61), "float64", (4, 2, 0, 3, 1), None, ">= 0.85"),
+    ("3-D int8", (511, 1031, 257), "int8", (2, 1, 0), None, ">= 0.85"),
+    ("batched transpose", (64, 1024, 1024), "float16", (0, 2, 1), None, "transpose() +-3%"),
+    ("strided 2-D view", (8192, 8448), "float32", (1, 0), (slice(None), slice(128, 8320)), "transpose() +-5%"),
+]
+
+
+def _timer(torch, flush, reps):
+    def time_us(fn):
+        flush.fill_(1)
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        return s.elapsed_time(e) * 1e3
+    return time_us
+
+
+def _stats(xs):
+    q = statistics.quantiles(xs, n=4)
+    return {"median_us": statistics.median(xs), "q1_us": q[0], "q3_us": q[2]}
+
+
+def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl):
+    dt = getattr(torch, dtype)
+    base = torch.randint(-100, 100, shape, device="cuda").to(dt)
+    x = base[sl] if sl is not None else base
+    want = x.permute(axes).contiguous()
+    out = torch.empty_like(want)
+    autotrans.permute(x, axes, out=out)
+    torch.cuda.synchronize()
+    exact = bool(torch.equal(out.view(torch.uint8), want.view(torch.uint8)))
+    nbytes = want.numel() * want.element_size()
+    a, b = torch.empty(nbytes, dtype=torch.uint8, device="cuda"), torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    impls = {"autotrans": lambda: autotrans.permute(x, axes, out=out),
+             "memcpy": lambda: b.copy_(a),
+             "torch eager": lambda: out.copy_(x.permute(axes))}
+    if cp is not None:
+        cx = cp.asarray(x)
+        impls["cupy"] = lambda: cp.ascontiguousarray(cx.transpose(axes))
+    if sl is not None or axes == (0, 2, 1):
+        dense = (x.contiguous(), torch.empty_like(want))
+        impls["transpose() of the same bytes"] = lambda: autotrans.transpose(dense[0], out=dense[1])
+    for f in impls.values():
+        f()
+    torch.cuda.synchronize()
+    samples = {k: [] for k in impls}
+    for _ in range(reps):
+        for k, f in impls.items():
+            samples[k].append(time_us(f))
+    res = {k: _stats(v) for k, v in samples.items()}
+    copy = res["memcpy"]["median_us"]
+    for k, v in res.items():
+        v["of_roofline"] = copy / v["median_us"]
+    kind = type(autotrans.core_layout.canonical(x.shape, tuple(s * x.element_size() for s in x.stride()),
+                                                x.element_size(), axes)).__name__
+    return {"exact": exact, "mib": nbytes / 2**20, "problem": kind, "results": res}
+
+
+def markdown(doc) -> str:
+    lines = [f"# permute() on {doc['device']}", "", doc["method"], "",
+             "| case | shape | dtype | axes | MiB | problem | autotrans µs | of roofline | torch eager | CuPy | "
+             "transpose() | target | exact |", "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---|---|"]
+    for r in doc["cases"]:
+        res = r["results"]
+        f = lambda k: f"{res[k]['of_roofline']:.2f}" if k in res else "—"
+        lines.append(f"| {r['name']} | {'x'.join(map(str, r['shape']))}{' view' if r['view'] else ''} | "
+                     f"{r['dtype']} | {r['axes']} | {r['mib']:.0f} | {r['problem']} | "
+                     f"{res['autotrans']['median_us']:.1f} | {f('autotrans')} | {f('torch eager')} | {f('cupy')} | "
+                     f"{f('transpose() of the same bytes')} | {r['target']} | {'yes' if r['exact'] else 'NO'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="folder for permute.json and permute.md")
+    ap.add_argument("--reps", type=int, default=15)
+    args = ap.parse_args(argv)
+    os.environ.setdefault("AUTOTRANS_CACHE_DIR", tempfile.mkdtemp(prefix="autotrans-permute-"))
+    import torch
+    import autotrans
+    import autotrans.core.layout as core_layout
+    autotrans.core_layout = core_layout
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+    flush = torch.empty(512 * 2**20, dtype=torch.uint8, device="cuda")
+    time_us = _timer(torch, flush, args.reps)
+    from autotrans.backend import cuda as driver
+    doc = {"device": driver.device().id.text, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+           "method": __doc__.split("\n\n")[1].replace("\n", " "), "cases": []}
+    for name, shape, dtype, axes, sl, target in CASES:
+        r = run_case(torch, cp, autotrans, time_us, args.reps, shape, dtype, axes, sl)
+        doc["cases"].append({"name": name, "shape": shape, "dtype": dtype, "axes": axes, "view": sl is not None,
+                             "target": target, **r})
+        print(name, shape, dtype, axes, r["problem"], {k: round(v["of_roofline"], 3) for k, v in r["results"].items()},
+              "exact" if r["exact"] else "WRONG", flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "permute.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    (out / "permute.md").write_text(markdown(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""permute() on the GPU: N-d permutations of torch, CuPy and PyCUDA arrays,
+contiguous and strided views, checked bit for bit against NumPy; each kind of
+canonical problem (copy, dense transpose, strided tile, rows); out=; errors.
+A framework that is not installed is skipped."""
+import importlib
+
+import numpy as np
+import pytest
+
+import autotrans
+from autotrans.api import launch
+from autotrans.backend import cuda as driver
+from autotrans.core import layout
+
+permute_mod = importlib.import_module("autotrans.api.permute")   # the module, not the function
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = [np.int8, np.float16, np.float32, np.float64, np.complex128]
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOTRANS_CACHE_DIR", str(tmp_path / "cache"))
+    launch.forget()
+    yield
+    launch.forget()
+
+
+def host_random(shape, dtype, seed):
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).view(dtype).reshape(shape)
+
+
+def torch_mod():
+    return pytest.importorskip("torch")
+
+
+def to_torch(h):
+    torch = torch_mod()
+    if h.dtype == np.complex128:
+        return torch.from_numpy(h.view(np.float64).copy()).cuda().view(torch.complex128)
+    return torch.from_numpy(h.copy()).cuda()
+
+
+def torch_host(t):
+    torch = torch_mod()
+    torch.cuda.synchronize()
+    return t.cpu().numpy()
+
+
+def case(rng, rank):
+    shape = tuple(int(v) for v in rng.choice([1, 2, 3, 5, 7, 16, 33, 64], size=rank))
+    axes = tuple(int(a) for a in rng.permutation(rank))
+    return shape, axes
+
+
+def view_of(h, rng):
+    """A strided view of a bigger host array (and its slices), or h itself."""
+    kind = rng.integers(0, 3)
+    if kind == 0 or h.ndim == 0:
+        return (slice(None),) * h.ndim, h.shape
+    big = tuple(d * 2 + 1 for d in h.shape)
+    sl = []
+    for d in h.shape:
+        step = int(rng.integers(1, 3))
+        start = int(rng.integers(0, 2))
+        sl.append(slice(start, start + d * step, step))
+    return tuple(sl), big
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_random_permutations_of_torch_views_match_numpy(dtype):
+    torch = torch_mod()
+    rng = np.random.default_rng(int(np.dtype(dtype).itemsize))
+    for i in range(60):
+        shape, axes = case(rng, int(rng.integers(1, 6)))
+        sl, big = view_of(np.empty(shape), rng)
+        hb = host_random(big, dtype, i)
+        hv = hb[sl]
+        tv = to_torch(hb)[sl]
+        got = torch_host(autotrans.permute(tv, axes))
+        want = np.ascontiguousarray(np.transpose(hv, axes))
+        assert got.shape == want.shape and got.tobytes() == want.tobytes(), (shape, axes, sl, dtype)
+
+
+def test_each_problem_kind_on_torch():
+    torch = torch_mod()
+    cases = [
+        ((64, 512, 16, 64), (0, 2, 1, 3), np.float16, None),            # rows: 128-byte rows
+        ((8, 100, 12, 4), (0, 2, 1, 3), np.float16, None),              # promoted: 8-byte elements
+        ((33, 47, 29), (2, 1, 0), np.float32, None),                    # strided tile, one batch dim
+        ((5, 7, 9, 11), (3, 1, 0, 2), np.int8, None),
+        ((3, 40, 50), (0, 1, 2), np.float64, None),                     # identity: a copy
+        ((300, 6000), (1, 0), np.float32, (slice(None), slice(100, 5100))),   # pitched view transposed
+        ((300, 6000), (0, 1), np.float16, (slice(None), slice(100, 5100))),   # pitched copy: rows
+        ((10001,), (0,), np.float32, (slice(None, None, 2),)),          # 1-d gather
+        ((2, 2048, 2048), (0, 2, 1), np.float32, None),                 # dense batched transpose
+    ]
+    for i, (shape, axes, dtype, sl) in enumerate(cases):
+        h = host_random(shape, dtype, i)
+        t = to_torch(h)
+        if sl is not None:
+            h, t = h[sl], t[sl]
+        got = torch_host(autotrans.permute(t, axes))
+        want = np.ascontiguousarray(np.transpose(h, axes))
+        assert got.tobytes() == want.tobytes(), (shape, axes, dtype)
+        assert isinstance(autotrans.permute(t, axes), torch.Tensor)
+
+
+def test_cupy_and_gpuarray_inputs():
+    h = host_random((6, 35, 17, 3), np.float32, 7)
+    want = np.ascontiguousarray(np.transpose(h, (2, 0, 3, 1)))
+    g = driver.gpuarray().to_gpu(h)
+    y = autotrans.permute(g, (2, 0, 3, 1))
+    assert type(y).__name__ == "GPUArray" and y.get().tobytes() == want.tobytes()
+    cp = pytest.importorskip("cupy")
+    c = cp.asarray(h)
+    yc = autotrans.permute(c, (2, 0, 3, 1))
+    assert isinstance(yc, cp.ndarray) and cp.asnumpy(yc).tobytes() == want.tobytes()
+    yv = autotrans.permute(c[:, ::2, 1:, :], (3, 2, 1, 0))
+    assert cp.asnumpy(yv).tobytes() == np.ascontiguousarray(np.transpose(h[:, ::2, 1:, :], (3, 2, 1, 0))).tobytes()
+
+
+def test_transposed_views_and_negative_axes():
+    torch = torch_mod()
+    h = host_random((70, 90), np.float16, 3)
+    t = to_torch(h)
+    got = torch_host(autotrans.permute(t.mT, (-1, -2)))     # a view whose strides are swapped: a copy back
+    assert got.tobytes() == h.tobytes()
+
+
+def test_out_and_errors():
+    torch = torch_mod()
+    h = host_random((4, 30, 50), np.float32, 1)
+    t = to_torch(h)
+    out = torch.empty((50, 4, 30), dtype=torch.float32, device="cuda")
+    assert autotrans.permute(t, (2, 0, 1), out=out) is out
+    assert torch_host(out).tobytes() == np.ascontiguousarray(np.transpose(h, (2, 0, 1))).tobytes()
+    with pytest.raises(ValueError, match="out must have shape"):
+        autotrans.permute(t, (2, 0, 1), out=torch.empty((4, 30, 50), device="cuda"))
+    with pytest.raises(ValueError, match="overlaps"):
+        autotrans.permute(t, (0, 1, 2), out=t)
+    with pytest.raises(ValueError, match="not a permutation|out of range"):
+        autotrans.permute(t, (0, 0, 1))
+    with pytest.raises(ValueError, match="out of range"):
+        autotrans.permute(t, (0, 1, 3))
+    with pytest.raises(NotImplementedError):
+        autotrans.permute(t, (0, 2, 1), conj=True)
+    with pytest.raises(ValueError, match="stride"):
+        autotrans.permute(t.expand(2, 4, 30, 50), (0, 1, 3, 2))          # a zero stride (broadcast)
+
+
+def test_strided_config_choice_covers_every_element_size_and_alignment():
+    """strided_config() finds a runnable config for tile and rows problems of
+    every element size; rows at every pointer alignment canonical() gives them
+    (their element never exceeds it)."""
+    dev = driver.device()
+    for e in (1, 2, 4, 8, 16):
+        tile = layout.TileProblem(e, 33, 17, 17 * e * 2, 33 * e, e, (layout.Dim(3, 33 * 17 * e * 2, 33 * 17 * e),))
+        assert permute_mod.strided_config(tile, 16, dev.limits).layout == "strided"
+        for align in (1, 2, 4, 8, 16):
+            r = min(e, align)
+            rows = layout.RowsProblem(r, 7, (layout.Dim(3, 7 * r * 5, 7 * r), layout.Dim(5, 7 * r, 21 * r)))
+            assert permute_mod.strided_config(rows, align, dev.limits).variant == "rows"
