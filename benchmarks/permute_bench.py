@@ -2,8 +2,9 @@
 
 Method: every implementation timed on the same data, interleaved within each
 repetition; before every timed launch the L2 is flushed (a 512 MiB write);
-CUDA events around the launch alone (autotrans with a preallocated out=, so
-the event pair holds its host dispatch and its kernel); medians and IQR of
+CUDA events around the launch alone (a spin kernel keeps the GPU busy while
+the host enqueues it, so the events hold the kernel alone; autotrans writes a
+preallocated out=, and its host time per call is reported apart); medians and IQR of
 --reps repetitions. The roofline is cudaMemcpy device-to-device of the same
 bytes in the same run (torch's copy_ of contiguous bytes). Every output is
 checked byte for byte against torch's x.permute(axes).contiguous().
@@ -20,6 +21,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 CASES = [  # (name, shape, dtype, axes, slice or None, what the target asks)
@@ -37,12 +39,19 @@ CASES = [  # (name, shape, dtype, axes, slice or None, what the target asks)
 ]
 
 
+SPIN_CYCLES = 400_000       # ~0.2 ms of a spinning GPU: the host enqueues the launch meanwhile
+
+
 def _timer(torch, flush, reps):
-    def time_us(fn):
+    def time_us(fn, host: list | None = None):
         flush.fill_(1)
+        torch.cuda._sleep(SPIN_CYCLES)
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
+        t0 = time.perf_counter()
         fn()
+        if host is not None:
+            host.append((time.perf_counter() - t0) * 1e6)
         e.record()
         e.synchronize()
         return s.elapsed_time(e) * 1e3
@@ -77,30 +86,33 @@ def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl):
     for f in impls.values():
         f()
     torch.cuda.synchronize()
-    samples = {k: [] for k in impls}
+    samples, host = {k: [] for k in impls}, []
     for _ in range(reps):
         for k, f in impls.items():
-            samples[k].append(time_us(f))
+            samples[k].append(time_us(f, host if k == "autotrans" else None))
     res = {k: _stats(v) for k, v in samples.items()}
     copy = res["memcpy"]["median_us"]
     for k, v in res.items():
         v["of_roofline"] = copy / v["median_us"]
     kind = type(autotrans.core_layout.canonical(x.shape, tuple(s * x.element_size() for s in x.stride()),
                                                 x.element_size(), axes)).__name__
-    return {"exact": exact, "mib": nbytes / 2**20, "problem": kind, "results": res}
+    return {"exact": exact, "mib": nbytes / 2**20, "problem": kind, "results": res,
+            "host_us": statistics.median(host)}
 
 
 def markdown(doc) -> str:
     lines = [f"# permute() on {doc['device']}", "", doc["method"], "",
+             "Columns after µs: fraction of the roofline (memcpy of the same bytes / time); "
+             "'transpose()': transpose() of a contiguous array of the same bytes.", "",
              "| case | shape | dtype | axes | MiB | problem | autotrans µs | of roofline | torch eager | CuPy | "
-             "transpose() | target | exact |", "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---|---|"]
+             "transpose() | target | exact | host µs |", "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---|---|---:|"]
     for r in doc["cases"]:
         res = r["results"]
         f = lambda k: f"{res[k]['of_roofline']:.2f}" if k in res else "—"
         lines.append(f"| {r['name']} | {'x'.join(map(str, r['shape']))}{' view' if r['view'] else ''} | "
                      f"{r['dtype']} | {r['axes']} | {r['mib']:.0f} | {r['problem']} | "
                      f"{res['autotrans']['median_us']:.1f} | {f('autotrans')} | {f('torch eager')} | {f('cupy')} | "
-                     f"{f('transpose() of the same bytes')} | {r['target']} | {'yes' if r['exact'] else 'NO'} |")
+                     f"{f('transpose() of the same bytes')} | {r['target']} | {'yes' if r['exact'] else 'NO'} | {r['host_us']:.0f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -9,6 +9,7 @@ rows family where the inner axis stays put.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -67,7 +68,7 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
     else:
         made = arrays.new_output(info, oshape, ctx, ordinal)
         dst = made.ptr
-    problem = layout.canonical(info.shape, strides, info.itemsize, axes, layout.alignment(info.ptr, dst))
+    problem = _canonical(tuple(info.shape), tuple(strides), info.itemsize, axes, layout.alignment(info.ptr, dst))
     run(problem, info.ptr, dst, ctx, ordinal, h)
     if made is not None:
         if explicit is not None:
@@ -76,6 +77,12 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
             made.value.keep = info.keep
         result = arrays.finish(made, info.kind, h)
     return result
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical(shape: tuple, strides: tuple, itemsize: int, axes: tuple, align: int):
+    """canonical(), remembered per layout (a repeat call costs a lookup)."""
+    return layout.canonical(shape, strides, itemsize, axes, align)
 
 
 def run(problem, src: int, dst: int, ctx: int, ordinal: int, stream: int) -> None:
