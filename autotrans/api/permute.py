@@ -110,8 +110,8 @@ def run(problem, src: int, dst: int, ctx: int, ordinal: int, stream: int) -> Non
 def strided_config(problem: TileProblem | RowsProblem, align: int, limits):
     """The strided config a problem gets (untuned): among the strided space's
     configs that can run it here, the rows family for rows, else vector tiles
-    before scalar ones; the widest accesses; then the tile that wastes least
-    of a short row."""
+    before scalar ones; the widest accesses; then the tile whose row is
+    nearest the problem's row without exceeding it."""
     fits = [c for c in strided.strided_space(problem.elem)
             if not strided.strided_problems(c, problem, align) and not limits.problems(c.threads, c.smem_bytes)]
     if not fits:
@@ -119,9 +119,9 @@ def strided_config(problem: TileProblem | RowsProblem, align: int, limits):
     row = problem.n * problem.elem
 
     def score(c):
-        tile_row = c.tile_cols * c.elem_bytes
-        waste = max(tile_row, row) / max(1, min(tile_row, row)) if tile_row > row else 1.0
-        return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, -waste, c.threads, c.key)
+        tile_row = c.tile_cols * c.elem_bytes          # a tile row no longer than a row leaves no lane idle
+        fit = -math.log2(row / tile_row) if tile_row <= row else -2 * math.log2(tile_row / row)
+        return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, fit, c.threads, c.key)
 
     return max(fits, key=score)
 
