@@ -40,7 +40,7 @@ def expect(x):
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.complex64, np.complex128, "V16"])
-@pytest.mark.parametrize("shape", [(1, 1), (1, 1000), (999, 1), (257, 131), (4, 96, 160), (1024, 2048)])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 1000), (999, 1), (3, 1, 77), (3, 77, 1), (257, 131), (4, 96, 160), (1024, 2048)])
 def test_right_answers(shape, dtype):
     x = host_random(shape, dtype)
     y = autotrans.transpose(ga().to_gpu(x))

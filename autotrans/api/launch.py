@@ -182,12 +182,24 @@ class _Plan:
         self.new_gpuarray = memory.OutputMaker(self.oshape, info.native) if info.kind == "pycuda" else None
 
     def launch(self, src: int, dst: int, ctx: int, ordinal: int, stream: int):
-        """Launch on stream; returns the launcher used."""
+        """Launch on stream; returns the launcher used. A matrix with a side
+        of 1 lies in memory as its transpose does: it is copied."""
+        if self.bmn[1] == 1 or self.bmn[2] == 1:
+            go = _copier(ctx, self.nbytes)
+            go(src, dst, stream)
+            return go
         low = (src | dst) & 15
         align = 16 if low == 0 else low & -low
         go = _launcher(self.bmn, self.e, align, ctx, ordinal, self.tune, self.dtype)
         go(src, dst, stream)
         return go
+
+
+def _copier(ctx: int, nbytes: int):
+    """go(src, dst, stream): a device-to-device copy of nbytes in ctx."""
+    def go(src, dst, stream=0):
+        cu.copy(ctx, dst, src, nbytes, stream)
+    return go
 
 
 def _plan(key, info, tune) -> _Plan:
