@@ -11,8 +11,10 @@ from ..results.store import FILENAME
 from .common import add_cache_dir, add_command, note, printable
 
 HELP = "show the cached best kernels (this GPU, or --all)"
-DESCRIPTION = ("Lists the cached best configs: shape, dtype, config, µs, GB/s, fraction of memcpy, date.\n"
-               "Without a GPU it lists every device's entries. Stale entries are marked with *.")
+DESCRIPTION = ("Lists the cached best configs: shape, dtype, config, µs, GB/s, fraction of memcpy, date;\n"
+               "then those of strided problems (permute()'s tile and rows problems, tuned with\n"
+               "autotrans tune SHAPE --axes ...), by the problem's text. Without a GPU it lists every\n"
+               "device's entries. Stale entries are marked with *.")
 EXAMPLES = ("  autotrans show\n"
             "  autotrans show --all\n"
             "  autotrans show --cache-dir ./shared-cache")
@@ -70,37 +72,72 @@ def table_rows(rows, show_device: bool = False) -> tuple[list[str], list[list[st
     return headers, out
 
 
-def run(args, seen) -> int:
-    from rich.console import Console
+def problem_table_rows(rows, show_device: bool = False) -> tuple[list[str], list[list[str]]]:
+    """Headers and printable text cells for the strided problems' table from
+    tuning.strided.problem_rows() rows, sorted by device, element size, bytes
+    moved and problem; stale entries are marked."""
+    headers = ["problem", "config", "µs", "GB/s", "of memcpy", "date"]
+    if show_device:
+        headers.append("device")
+
+    def order(r):
+        return (str(r.get("device")), r.get("elem_bytes") or 0, int(np.prod(r.get("shape") or (0,))),
+                str(r.get("problem")), not r.get("current", True))
+
+    out = []
+    for r in sorted(rows, key=order):
+        config = str(r.get("config") or "?") + ("" if r.get("current", True) else " " + STALE_MARK)
+        frac = r.get("frac_memcpy")
+        cells = [str(r.get("problem") or "?"), config, _num(r.get("time_us"), ".1f"), _num(r.get("gbps"), ".0f"),
+                 _num(frac, ".0%") if frac is not None else "-", _fmt_date(r.get("date"))]
+        if show_device:
+            cells.append(str(r.get("device", "")))
+        out.append([printable(c) for c in cells])
+    return headers, out
+
+
+def _table(title: str, headers, cells):
     from rich.table import Table
     from rich.text import Text
-
-    from ..api import cached
-    from ..backend.cuda import GPUUnavailable
-
-    show_all = args.all
-    try:
-        rows = cached(all_devices=show_all, cache_dir=args.cache_dir)
-    except GPUUnavailable as exc:
-        note(f"note: no GPU here ({str(exc).split('(')[0].strip()}); showing cached results "
-             "of every device")
-        show_all = True
-        rows = cached(all_devices=True, cache_dir=args.cache_dir)
-    folder = printable(args.cache_dir)
-    if not rows:
-        print(f"no cached results{'' if show_all else ' for this GPU'} in {folder}"
-              + ("" if show_all else " (--all shows other GPUs')"))
-        return 0
-    headers, cells = table_rows(rows, show_device=show_all)
     # Text cells: nothing read from the cache is taken for rich markup.
-    table = Table(title=Text(f"autotrans cache: {folder}/{FILENAME}"), title_justify="left")
+    table = Table(title=Text(title), title_justify="left")
     for h in headers:
         right = h in ("µs", "GB/s", "of memcpy")
         table.add_column(h, justify="right" if right else "left", no_wrap=h != "device")
     for c in cells:
         table.add_row(*map(Text, c))
+    return table
+
+
+def run(args, seen) -> int:
+    from rich.console import Console
+    from rich.text import Text
+
+    from ..api import cached
+    from ..backend.cuda import GPUUnavailable
+    from ..tuning.strided import problem_rows
+
+    show_all = args.all
+    try:
+        rows = cached(all_devices=show_all, cache_dir=args.cache_dir)
+        strided = problem_rows(all_devices=show_all, cache=args.cache_dir)
+    except GPUUnavailable as exc:
+        note(f"note: no GPU here ({str(exc).split('(')[0].strip()}); showing cached results "
+             "of every device")
+        show_all = True
+        rows = cached(all_devices=True, cache_dir=args.cache_dir)
+        strided = problem_rows(all_devices=True, cache=args.cache_dir)
+    folder = printable(args.cache_dir)
+    if not rows and not strided:
+        print(f"no cached results{'' if show_all else ' for this GPU'} in {folder}"
+              + ("" if show_all else " (--all shows other GPUs')"))
+        return 0
     console = Console(width=None if sys.stdout.isatty() else 400, highlight=False)
-    console.print(table)
-    if any(not r.get("current", True) for r in rows):
+    if rows:
+        console.print(_table(f"autotrans cache: {folder}/{FILENAME}", *table_rows(rows, show_device=show_all)))
+    if strided:
+        console.print(_table(f"strided problems (permute), autotrans cache: {folder}/{FILENAME}",
+                             *problem_table_rows(strided, show_device=show_all)))
+    if any(not r.get("current", True) for r in rows + strided):
         console.print(Text(STALE_NOTE))
     return 0

@@ -1,28 +1,38 @@
-"""``autotrans tune``: tune shapes (given, or captured in a file) and cache the winners."""
+"""``autotrans tune``: tune shapes (given, or captured in a file) and cache the
+winners; with ``--axes``, the permutation of one N-d array (its canonical
+problem: a copy, a dense transpose or a strided problem)."""
 from __future__ import annotations
 
+import argparse
 import contextlib
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..core.problem import as_bmn, format_shape
+from ..core import layout
+from ..core.problem import MAX_DIM, as_bmn, dtype_of_size, format_shape, parse_shape
 from .common import (EXIT_ERROR, UserError, add_cache_dir, add_command, add_dtype, add_progress,
-                     cache_write_failed, err, need_gpu, note, printable, shape_arg)
+                     cache_write_failed, err, need_gpu, note, printable)
 
 HELP = "tune shapes on this GPU and cache the fastest kernels"
 DESCRIPTION = (
     "Tunes each shape (MxN, or BxMxN for a batch of B matrices): compiles the search space,\n"
     "verifies every candidate bit-exactly, times them against memcpy and caches the winner.\n"
     "--from FILE tunes every (shape, dtype) a program met without a tuned result, as captured\n"
-    "by running it with AUTOTRANS_CAPTURE=FILE.")
+    "by running it with AUTOTRANS_CAPTURE=FILE.\n"
+    "With --axes, SHAPE is one C-contiguous array of 1 to 8 dimensions: the permutation\n"
+    "numpy.transpose(x, AXES) is reduced to its canonical problem (printed) and that is tuned:\n"
+    "a dense transpose as above, a strided problem (tile or rows) over the strided kernels;\n"
+    "a copy needs no tuning.")
 EXAMPLES = ("  autotrans tune 8192x8192\n"
             "  autotrans tune 8192x8192 4097x4095 --dtype float16\n"
             "  autotrans tune 64x512x512 --dtype float64 --no-progress\n"
             "  AUTOTRANS_CAPTURE=shapes.jsonl python train.py; autotrans tune --from shapes.jsonl\n"
-            "  autotrans tune 8192x8192 4096x4096 8192x1024 --devices all   # one worker per GPU")
+            "  autotrans tune 8192x8192 4096x4096 8192x1024 --devices all   # one worker per GPU\n"
+            "  autotrans tune 64x512x16x64 --axes 0,2,1,3 --dtype float16  # (B, S, H, D) -> (B, H, S, D)")
 
 
 @dataclass(frozen=True)
@@ -36,9 +46,69 @@ class Job:
         return f"{format_shape(self.shape)} {self.dtype.name}"
 
 
+class Shape(tuple):
+    """A parsed SHAPE argument (1 to 8 dimensions) and, where it is not a
+    transpose() shape (2 or 3 dimensions), why not (``problem``)."""
+    problem: str | None = None
+
+
+_ANY_SHAPE = re.compile(r"^\s*[0-9]+(\s*[xX*,]\s*[0-9]+)*\s*$", re.ASCII)
+
+
+def parse_nd_shape(text: str) -> tuple:
+    """"64x512x16x64" -> (64, 512, 16, 64): 1 to MAX_RANK (8) positive
+    dimensions, written as parse_shape takes them; ValueError ("bad shape
+    ...") for anything else."""
+    try:
+        return parse_shape(text)
+    except ValueError as exc:
+        first = exc
+    if not isinstance(text, str) or not _ANY_SHAPE.match(text):
+        raise first
+    shown = repr(text if len(text) <= 60 else text[:50] + "...")
+    parts = [p.lstrip("0") or "0" for p in re.split(r"\s*[xX*,]\s*", text.strip())]
+    if len(parts) > layout.MAX_RANK:
+        raise ValueError(f"bad shape {shown}: at most {layout.MAX_RANK} dimensions (with --axes; "
+                         "MxN or BxMxN without)")
+    if any(len(p) > len(str(MAX_DIM)) for p in parts) or max(map(int, parts)) > MAX_DIM:
+        raise ValueError(f"bad shape {shown}: dimensions must be at most 2**62 ({MAX_DIM})")
+    dims = tuple(int(p) for p in parts)
+    if min(dims) < 1:
+        raise ValueError(f"bad shape {shown}: dimensions must be positive")
+    return dims
+
+
+def shape_arg(text):
+    """argparse type: a Shape (parse_nd_shape); whether its rank suits the
+    command (2 or 3 without --axes) is checked once all arguments are read."""
+    try:
+        dims = parse_nd_shape(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    out = Shape(dims)
+    if len(dims) not in (2, 3):
+        try:
+            parse_shape(text)
+        except ValueError as exc:
+            out.problem = str(exc)
+    return out
+
+
+def axes_arg(text):
+    """argparse type: "0,2,1,3" -> (0, 2, 1, 3) (checked against the shape's rank later)."""
+    if not isinstance(text, str) or not re.fullmatch(r"\s*[0-9]{1,2}(\s*,\s*[0-9]{1,2}){0,%d}\s*"
+                                                   % (layout.MAX_RANK - 1), text, re.ASCII):
+        raise argparse.ArgumentTypeError(f"bad axes {text!r:.60}: expected comma-separated axis numbers like "
+                                         "0,2,1,3 (at most 8)")
+    return tuple(int(a) for a in text.split(","))
+
+
 def register(sub) -> None:
     sp = add_command(sub, "tune", run, HELP, DESCRIPTION, EXAMPLES)
-    sp.add_argument("shapes", nargs="*", type=shape_arg, metavar="SHAPE", help="MxN or BxMxN")
+    sp.add_argument("shapes", nargs="*", type=shape_arg, metavar="SHAPE",
+                    help="MxN or BxMxN (with --axes: one shape of 1 to 8 dimensions)")
+    sp.add_argument("--axes", type=axes_arg, metavar="0,2,1,...",
+                    help="tune the permutation numpy.transpose(x, AXES) of one C-contiguous array of SHAPE")
     sp.add_argument("--from", dest="capture", metavar="FILE",
                     help="also tune every (shape, dtype) of this capture file (AUTOTRANS_CAPTURE)")
     sp.add_argument("--devices", metavar="all|0,1,...",
@@ -49,6 +119,18 @@ def register(sub) -> None:
     add_progress(sp)
 
     def check(args):
+        if args.axes is not None:
+            if len(args.shapes) != 1 or args.capture is not None or args.devices is not None:
+                sp.error("--axes takes exactly one SHAPE, and no --from or --devices")
+            shape, e = args.shapes[0], args.dtype.itemsize
+            try:
+                layout.canonical(shape, c_strides(shape, e), e, args.axes)
+            except ValueError as exc:
+                sp.error(f"--axes {','.join(map(str, args.axes))} of {'x'.join(map(str, shape))}: {exc}")
+            return
+        for shape in args.shapes:
+            if shape.problem:
+                sp.error(f"argument SHAPE: {shape.problem}")
         if not args.shapes and args.capture is None:
             sp.error("give the shapes to tune, or --from FILE (or both)")
 
@@ -92,7 +174,28 @@ def _captured(path: str, alone: bool) -> list:
     return found
 
 
+def c_strides(shape, itemsize: int) -> tuple:
+    """Byte strides of a C-contiguous array of ``shape``."""
+    out, s = [], itemsize
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return tuple(reversed(out))
+
+
+def describe(problem) -> str:
+    """A canonical problem in one line (strided ones by their cache text)."""
+    from ..results.keys import problem_text
+    if isinstance(problem, layout.CopyProblem):
+        return f"copy of {problem.nbytes} bytes"
+    if isinstance(problem, layout.TransposeProblem):
+        return f"transpose {format_shape(problem.bmn)} of {problem.elem}-byte elements"
+    return problem_text(problem)
+
+
 def run(args, seen) -> int:
+    if args.axes is not None:
+        return _tune_permutation(args, seen)
     captured = _captured(args.capture, not args.shapes) if args.capture is not None else []
     todo = jobs(args.shapes, args.dtype, captured)
     if args.devices is not None:
@@ -106,6 +209,52 @@ def run(args, seen) -> int:
         err("results could not be saved to the cache (see the warning above)")
         return EXIT_ERROR
     return EXIT_ERROR if failed else 0
+
+
+def _tune_permutation(args, seen) -> int:
+    """Print the canonical problem of the permutation, then tune it (a copy needs nothing)."""
+    shape, dt = tuple(args.shapes[0]), args.dtype
+    problem = layout.canonical(shape, c_strides(shape, dt.itemsize), dt.itemsize, args.axes)
+    name = f"{'x'.join(map(str, shape))} {dt.name} axes {','.join(map(str, args.axes))}"
+    print(printable(f"{name}: {describe(problem)}"), flush=True)
+    if isinstance(problem, layout.CopyProblem):
+        print("a copy: nothing to tune (permute() runs it as a device-to-device copy)")
+        return 0
+    need_gpu("tune")
+    progress = False if args.no_progress else None
+    if isinstance(problem, layout.TransposeProblem):
+        same = problem.elem == dt.itemsize
+        ok = _tune(Job(problem.bmn, dt if same else dtype_of_size(problem.elem)), args, progress)
+    else:
+        ok = _tune_strided(problem, args, progress)
+    if cache_write_failed(seen):
+        err("results could not be saved to the cache (see the warning above)")
+        return EXIT_ERROR
+    return 0 if ok else EXIT_ERROR
+
+
+def problem_summary(problem, result) -> str:
+    """One line for a tuned strided problem: the winner and how it compares to memcpy."""
+    from ..results.keys import problem_text
+    return printable(f"{problem_text(problem)}: {result.best.key}  {result.time_us:.1f} µs  "
+                     f"{result.gbps:.0f} GB/s = {result.frac_memcpy:.0%} of memcpy (memcpy "
+                     f"{result.memcpy_us:.1f} µs / {result.memcpy_gbps:.0f} GB/s; {len(result.candidates)} "
+                     f"timed, {len(result.failures)} failed)")
+
+
+def _tune_strided(problem, args, progress) -> bool:
+    from ..backend.cuda import GPUUnavailable
+    from ..results.store import ResultCache
+    from ..tuning.strided import tune_problem
+    try:
+        res = tune_problem(problem, cache=ResultCache(args.cache_dir), progress=progress)
+    except GPUUnavailable:
+        raise
+    except (ValueError, RuntimeError) as exc:
+        err(f"{describe(problem)}: {exc}")
+        return False
+    print(problem_summary(problem, res), flush=True)
+    return True
 
 
 def _tune_all(todo: list[Job], args, show: bool) -> int:

@@ -1,7 +1,8 @@
 """The SQLite file under the cache: sqlitedict's layout, reached through sqlite3.
 
-The table is the one ``SqliteDict(path, tablename=TABLE, encode=json.dumps,
-decode=json.loads)`` reads and writes (``key TEXT PRIMARY KEY, value BLOB``,
+Each table (TABLES: the results, and the strided problems' results) is the
+one ``SqliteDict(path, tablename=..., encode=json.dumps, decode=json.loads)``
+reads and writes (``key TEXT PRIMARY KEY, value BLOB``,
 JSON text values, rollback journal), so either can open the file. Going
 through sqlite3 directly gives what sqlitedict's worker thread cannot: real
 transactions (a write is all or nothing), bounded waits for a busy file, and
@@ -20,9 +21,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import CacheBusy
-from .keys import TABLE
+from .keys import PROBLEM_TABLE, TABLE
 
-MAKE_TABLE = f'CREATE TABLE IF NOT EXISTS "{TABLE}" (key TEXT PRIMARY KEY, value BLOB)'
+TABLES = (TABLE, PROBLEM_TABLE)     # the results and the strided problems' results, same layout
+
+
+def make_table(name: str) -> str:
+    """The statement creating table ``name`` (one of TABLES) if it is missing."""
+    if name not in TABLES:
+        raise ValueError(f"unknown table {name!r}")
+    return f'CREATE TABLE IF NOT EXISTS "{name}" (key TEXT PRIMARY KEY, value BLOB)'
+
+
+MAKE_TABLE = make_table(TABLE)
 
 
 def path_problem(path: Path) -> str | None:
@@ -95,14 +106,19 @@ def _busy_to_error(exc: sqlite3.Error, path: Path):
     raise exc
 
 
-def read(path: Path, deadline: float, sql: str, args=()) -> list:
-    """Rows of ``sql`` on the table (empty if it does not exist); CacheBusy
+def has_table(con: sqlite3.Connection, name: str) -> bool:
+    """Whether the database on ``con`` has table ``name``."""
+    return con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() \
+        is not None
+
+
+def read(path: Path, deadline: float, sql: str, args=(), table: str = TABLE) -> list:
+    """Rows of ``sql`` on ``table`` (empty if it does not exist); CacheBusy
     when locked past ``deadline``; other sqlite3/OS errors raised as they are."""
     con = connect(path, deadline)
     try:
         try:
-            found = con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
-                                (TABLE,)).fetchone()
+            found = has_table(con, table)
             return con.execute(sql, args).fetchall() if found else []
         except sqlite3.Error as exc:
             _busy_to_error(exc, path)

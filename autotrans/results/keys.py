@@ -1,4 +1,5 @@
-"""CacheKey: what a tuning result depends on, and its stable storage text."""
+"""CacheKey: what a tuning result depends on, and its stable storage text; ProblemKey:
+the same for a strided canonical problem (core.layout TileProblem, RowsProblem)."""
 from __future__ import annotations
 
 import functools
@@ -7,7 +8,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..core.device import DeviceId
-from ..core.problem import ELEM_SIZES
+from ..core.layout import MAX_BATCH, Dim, RowsProblem, TileProblem
+from ..core.problem import ELEM_SIZES, MAX_DIM
+from ..kernels.strided import strided_shape
 
 SCHEMA_VERSION = 1
 TABLE = f"results_v{SCHEMA_VERSION}"
@@ -126,3 +129,210 @@ def _fixed_fields(device: str, templates: str, elem_bytes: str, schema: str) -> 
     k = CacheKey(device, templates, (1, 1, 1), int(elem_bytes), int(schema))
     return {"device": k.device, "templates": k.templates, "elem_bytes": k.elem_bytes, "schema": k.schema,
             "device_id": k.device_id}
+
+
+# -- strided problems ---------------------------------------------------------------
+#
+# A strided canonical problem (core.layout TileProblem or RowsProblem) is keyed by
+# the whole problem: its kind, element size, matrix or row sides, pitches and each
+# decomposed dimension's (size, src, dst), since the pitches decide the fastest
+# config. Its rows live in their own table (PROBLEM_TABLE) of the same file.
+
+PROBLEM_SCHEMA = 1
+PROBLEM_TABLE = f"problems_v{PROBLEM_SCHEMA}"
+MAX_PROBLEM_KEY_CHARS = 1000
+EPILOGUES = ("none",)      # what a kernel does to each element on the way; only "none" is built
+
+_PROBLEM_KEY = re.compile(r"^p(\d{1,6})\|([^|]+)\|([^|]+)\|([^|]+)\|(.+)$", re.S)
+_N = r"(\d{1,19})"
+_TILE_TEXT = re.compile(rf"^tile:e{_N}:{_N}x{_N}:ldi{_N}:ldo{_N}:sci{_N}:b\(([0-9/,]*)\)$")
+_ROWS_TEXT = re.compile(rf"^rows:e{_N}:n{_N}:r\(([0-9/,]*)\)$")
+_DIM_TEXT = re.compile(rf"^{_N}/{_N}/{_N}$")
+
+
+def _positive(value, name: str) -> int:
+    v = as_int(value, name)
+    if not 1 <= v <= MAX_DIM:
+        raise ValueError(f"{name} must be in [1, 2**62], not {v}")
+    return v
+
+
+def _stride(value, name: str, elem: int) -> int:
+    v = _positive(value, name)
+    if v % elem:
+        raise ValueError(f"{name} {v} is not a multiple of the element size {elem}")
+    return v
+
+
+def _dims_of(dims, what: str, elem: int, least: int) -> tuple:
+    if isinstance(dims, (str, bytes)) or not hasattr(dims, "__len__"):
+        raise ValueError(f"{what} must be a tuple of Dim, not {dims!r:.60}")
+    if not least <= len(dims) <= MAX_BATCH:
+        raise ValueError(f"{what} must have {least} to {MAX_BATCH} dimensions, not {len(dims)}")
+    out = []
+    for i, d in enumerate(dims):
+        if not isinstance(d, Dim):
+            raise ValueError(f"{what}[{i}] must be a Dim, not {d!r:.60}")
+        out.append(Dim(_positive(d.size, f"{what}[{i}] size"), _stride(d.src, f"{what}[{i}] src", elem),
+                       _stride(d.dst, f"{what}[{i}] dst", elem)))
+    return tuple(out)
+
+
+def check_problem(problem) -> "TileProblem | RowsProblem":
+    """The problem with plain-int fields, checked: TypeError unless a
+    TileProblem or RowsProblem; ValueError (naming the first problem) unless
+    its element size is one of ELEM_SIZES, sides are positive, strides and
+    pitches positive multiples of the element size, at most MAX_BATCH
+    decomposed dimensions (a RowsProblem has at least one) and at most 2**62
+    bytes moved or spanned."""
+    if not isinstance(problem, (TileProblem, RowsProblem)):
+        raise TypeError(f"a strided problem is a TileProblem or RowsProblem, not {type(problem).__name__}")
+    e = as_int(problem.elem, "elem")
+    if e not in ELEM_SIZES:
+        raise ValueError(f"elem must be one of {ELEM_SIZES}, not {e}")
+    if isinstance(problem, TileProblem):
+        p = TileProblem(e, _positive(problem.m, "m"), _positive(problem.n, "n"),
+                        _stride(problem.ldi, "ldi", e), _stride(problem.ldo, "ldo", e),
+                        _stride(problem.sci, "sci", e), _dims_of(problem.batch, "batch", e, 0))
+        sides = [(p.m, p.ldi, e), (p.n, p.sci, p.ldo)] + [(d.size, d.src, d.dst) for d in p.batch]
+    else:
+        p = RowsProblem(e, _positive(problem.n, "n"), _dims_of(problem.rows, "rows", e, 1))
+        sides = [(p.n, e, e)] + [(d.size, d.src, d.dst) for d in p.rows]
+    count = 1
+    for size, _, _ in sides:
+        count *= size
+    span_in = sum((n - 1) * s for n, s, _ in sides) + e
+    span_out = sum((n - 1) * s for n, _, s in sides) + e
+    if count * e > MAX_DIM or span_in > MAX_DIM or span_out > MAX_DIM:
+        raise ValueError(f"the problem moves or spans over 2**62 bytes: {problem_text(p)[:120]}")
+    return p
+
+
+def _dims_text(dims) -> str:
+    return ",".join(f"{d.size}/{d.src}/{d.dst}" for d in dims)
+
+
+def problem_text(problem) -> str:
+    """A checked strided problem's stable text:
+    ``tile:e{elem}:{m}x{n}:ldi{ldi}:ldo{ldo}:sci{sci}:b({size}/{src}/{dst},...)`` or
+    ``rows:e{elem}:n{n}:r({size}/{src}/{dst},...)``, dimensions outermost first."""
+    p = problem
+    if isinstance(p, TileProblem):
+        return f"tile:e{p.elem}:{p.m}x{p.n}:ldi{p.ldi}:ldo{p.ldo}:sci{p.sci}:b({_dims_text(p.batch)})"
+    return f"rows:e{p.elem}:n{p.n}:r({_dims_text(p.rows)})"
+
+
+def _parse_dims(text: str) -> tuple:
+    out = []
+    for part in text.split(",") if text else ():
+        m = _DIM_TEXT.match(part)
+        if not m:
+            raise ValueError(f"bad dimension {part!r:.60} (size/src/dst)")
+        out.append(Dim(*map(int, m.groups())))
+    return tuple(out)
+
+
+def problem_from_text(s: str) -> "TileProblem | RowsProblem":
+    """Inverse of :func:`problem_text`; ValueError unless ``s`` is the canonical
+    text of a valid strided problem."""
+    try:
+        if not isinstance(s, str) or len(s) > MAX_PROBLEM_KEY_CHARS:
+            raise ValueError("not text of a bounded length")
+        tile, rows = _TILE_TEXT.match(s), _ROWS_TEXT.match(s)
+        if tile:
+            e, m, n, ldi, ldo, sci, batch = tile.groups()
+            p = TileProblem(int(e), int(m), int(n), int(ldi), int(ldo), int(sci), _parse_dims(batch))
+        elif rows:
+            e, n, dims = rows.groups()
+            p = RowsProblem(int(e), int(n), _parse_dims(dims))
+        else:
+            raise ValueError("expected tile:e..:MxN:ldi..:ldo..:sci..:b(...) or rows:e..:n..:r(...)")
+        p = check_problem(p)
+    except ValueError as exc:
+        raise ValueError(f"not a strided problem: {s!r:.160} ({exc})") from None
+    if problem_text(p) != s:
+        raise ValueError(f"not a canonical strided problem text: {s!r:.160} (written {problem_text(p)!r:.160})")
+    return p
+
+
+@dataclass(frozen=True)
+class ProblemKey:
+    """What a strided problem's tuning result depends on; ``text`` is its
+    stable storage key in PROBLEM_TABLE:
+    ``p{schema}|{templates}|{problem_text}|{epilogue}|{device}``.
+
+    ``device`` is a DeviceId's text (a DeviceId is accepted and turned into it),
+    ``templates`` the search space id, ``problem`` a TileProblem or RowsProblem
+    (checked, stored with plain ints), ``epilogue`` one of EPILOGUES. The
+    record's fields it is checked against (TuneRecord.from_json takes this key
+    as it takes a CacheKey): ``elem_bytes`` (the problem's elem), ``shape``
+    (the (B, M, N) its kernel walks, kernels.strided.strided_shape) and
+    ``device``."""
+
+    device: str
+    templates: str
+    problem: "TileProblem | RowsProblem"
+    epilogue: str = "none"
+    schema: int = PROBLEM_SCHEMA
+    device_id: DeviceId = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        dev = self.device if isinstance(self.device, DeviceId) else _device(self.device) \
+            if isinstance(self.device, str) else DeviceId.from_text(self.device)
+        object.__setattr__(self, "device_id", dev)
+        object.__setattr__(self, "device", dev.text)
+        object.__setattr__(self, "problem", check_problem(self.problem))
+        object.__setattr__(self, "schema", as_int(self.schema, "schema"))
+        t = self.templates
+        if not isinstance(t, str) or not t or "|" in t or len(t) > 100 or not t.isprintable():
+            raise ValueError(f"templates must be printable text without '|', not {t!r:.60}")
+        if self.epilogue not in EPILOGUES:
+            raise ValueError(f"epilogue must be one of {EPILOGUES}, not {self.epilogue!r:.40}")
+        if self.schema < 0:
+            raise ValueError(f"schema must be >= 0, not {self.schema!r}")
+
+    @property
+    def kind(self) -> str:
+        """``tile`` or ``rows``."""
+        return "tile" if isinstance(self.problem, TileProblem) else "rows"
+
+    @property
+    def elem_bytes(self) -> int:
+        return self.problem.elem
+
+    @property
+    def shape(self) -> tuple:
+        """The (B, M, N) the problem's kernel walks (what its record's shape is)."""
+        return strided_shape(self.problem)
+
+    @property
+    def problem_text(self) -> str:
+        return problem_text(self.problem)
+
+    @property
+    def text(self) -> str:
+        """``p{schema}|{templates}|{problem_text}|{epilogue}|{device}``."""
+        text = self.__dict__.get("_text")
+        if text is None:
+            text = self.__dict__["_text"] = (f"p{self.schema}|{self.templates}|{self.problem_text}|"
+                                             f"{self.epilogue}|{self.device}")
+        return text
+
+    @classmethod
+    def from_text(cls, s: str) -> "ProblemKey":
+        """Inverse of :attr:`text`; ValueError unless ``s`` is a canonical problem key text."""
+        match = _PROBLEM_KEY.match(s) if isinstance(s, str) and len(s) <= MAX_PROBLEM_KEY_CHARS else None
+        if not match:
+            raise ValueError(f"not a problem key: {s!r:.160}")
+        schema, templates, problem, epilogue, device = match.groups()
+        try:
+            key = cls(device, templates, problem_from_text(problem), epilogue, int(schema))
+        except ValueError as exc:
+            raise ValueError(f"not a problem key: {s!r:.160} ({exc})") from None
+        if key.text != s:
+            raise ValueError(f"not a canonical problem key: {s!r:.160}")
+        return key
+
+    @property
+    def hardware(self) -> str:
+        return self.device_id.hardware

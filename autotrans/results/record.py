@@ -3,7 +3,10 @@
 ``TuneRecord.from_json(obj, key)`` is the only way a stored, imported or
 shipped record becomes usable: every field is checked against the schema
 below and against the key it is stored under; ``to_json()`` gives the stored
-form back (the JSON of the shipped ``cache/*.json`` entries).
+form back (the JSON of the shipped ``cache/*.json`` entries). A strided
+problem's record is a TuneRecord too, stored under a ProblemKey (its shape:
+the (B, M, N) the kernel walks), and ``loads_problem``/``check_problem_record``
+also check that its configs are strided ones that can run the problem.
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ import numpy as np
 from ..core.device import DeviceId
 from ..core.problem import ELEM_SIZES, dtype_of_size
 from ..kernels.config import KernelConfig
-from .keys import CacheKey, normal_shape
+from ..kernels.strided import MAX_ALIGN, strided_problems
+from .keys import CacheKey, ProblemKey, normal_shape
 
 MAX_ROWS = 4096              # candidate rows, and failure rows, per record
 MAX_TEXT = 2000              # characters of a failure reason
@@ -606,3 +610,34 @@ def _failure_text(f: Failure) -> str:
     if type(f) is not Failure:
         raise TypeError("not a Failure")
     return f'{{"key": {_STR(f.key)}, "stage": {_STR(f.stage)}, "reason": {_STR(f.reason)}}}'
+
+
+# -- strided problems' records -------------------------------------------------------
+
+
+def check_problem_record(record: TuneRecord, key: ProblemKey) -> TuneRecord:
+    """``record`` (already checked against ``key`` as any record is) if it fits a
+    strided problem: its best config a strided one that can run the key's
+    problem (at any pointer alignment: that is the caller's to check), every
+    candidate a strided config, and all of the key's epilogue; ValueError
+    naming the first problem."""
+    best = record.best
+    if best.layout != "strided":
+        raise ValueError(f"config {best.key} is a dense config; a strided problem's needs layout 'strided'")
+    why = strided_problems(best, key.problem, MAX_ALIGN)
+    if why:
+        raise ValueError(f"config {best.key} cannot run {key.problem_text[:120]}: {why[0]}")
+    for i, c in enumerate(record.candidates):
+        if c.config.layout != "strided":
+            raise ValueError(f"candidate {i}: config {c.key} is a dense config")
+    rows = [(f"candidate {i}: config", c.config) for i, c in enumerate(record.candidates)]
+    for what, cfg in [("config", best)] + rows:
+        epilogue = getattr(cfg, "epilogue", "none")      # (KernelConfig.epilogue: being added)
+        if epilogue != key.epilogue:
+            raise ValueError(f"{what} {cfg.key} has the epilogue {epilogue!r}, the key {key.epilogue!r}")
+    return record
+
+
+def loads_problem(text, key: ProblemKey) -> TuneRecord:
+    """The record of a stored JSON text under a problem key; ValueError for anything invalid."""
+    return check_problem_record(loads(text, key), key)

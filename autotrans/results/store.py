@@ -1,8 +1,11 @@
 """The on-disk cache of tuning results: ``results.sqlite`` in the cache folder.
 
 One table per schema version, one JSON record per :class:`CacheKey`, in the
-layout sqlitedict uses (see :mod:`.db`). Every record read is validated
-(:class:`TuneRecord`); invalid rows are skipped with one warning. Writers in
+layout sqlitedict uses (see :mod:`.db`); strided canonical problems' records
+(also TuneRecords) under :class:`ProblemKey` in a table of their own
+(PROBLEM_TABLE), read and written by the ``*_problem`` methods under the same
+rules. Every record read is validated (:class:`TuneRecord`); invalid rows are
+skipped with one warning. Writers in
 all processes are serialised by an exclusive ``flock`` on
 ``results.sqlite.lock`` and write in one SQLite transaction each, so a killed
 or failing writer leaves everything or nothing; readers take no lock.
@@ -18,8 +21,8 @@ from pathlib import Path
 from ..core.paths import cache_root
 from . import db
 from .errors import CacheBusy, CacheWarning, CacheWriteError, InvalidRecordWarning
-from .keys import SCHEMA_VERSION, TABLE, CacheKey
-from .record import TuneRecord, dumps, loads
+from .keys import PROBLEM_SCHEMA, PROBLEM_TABLE, SCHEMA_VERSION, TABLE, CacheKey, ProblemKey
+from .record import TuneRecord, check_problem_record, dumps, loads, loads_problem
 from .shipped import shipped_dir, shipped_entries
 from .transfer import (EXPORT_FORMAT, export_target, export_text, load_export, parse_export,
                        read_export, warn_skipped, without_gc, write_export)
@@ -29,11 +32,13 @@ POLICIES = ("faster", "keep", "replace")
 TIMEOUT_S = 30.0
 _SOUND: set = set()          # identities of database files found sound in this process
 
-__all__ = ["ResultCache", "CacheKey", "TuneRecord", "CacheWarning", "InvalidRecordWarning", "CacheBusy",
+__all__ = ["ResultCache", "CacheKey", "ProblemKey", "TuneRecord", "PROBLEM_TABLE",
+           "CacheWarning", "InvalidRecordWarning", "CacheBusy",
            "CacheWriteError", "FILENAME", "POLICIES", "SCHEMA_VERSION", "TABLE", "EXPORT_FORMAT",
            "shipped_entries", "shipped_dir", "load_export", "read_export", "parse_export"]
 
 _SELECT = f'SELECT key, value FROM "{TABLE}" ORDER BY key'
+_SELECT_PROBLEMS = f'SELECT key, value FROM "{PROBLEM_TABLE}" ORDER BY key'
 
 
 def _device_of(text: str) -> str | None:
@@ -62,6 +67,33 @@ def _decode(rows, device: str | None, problems: list) -> list[tuple[CacheKey, Tu
             out.append((key, loads(value, key)))
         except ValueError as exc:
             problems.append(f"{text[:160]}: {exc}")
+    return out
+
+
+def _problem_device_of(text: str) -> str | None:
+    try:
+        return ProblemKey.from_text(text).device
+    except ValueError:
+        return None
+
+
+def _decode_problems(rows, device: str | None, problems: list) -> list[tuple[ProblemKey, TuneRecord]]:
+    """_decode for rows of the problems' table."""
+    out = []
+    for text, value in rows:
+        try:
+            key = ProblemKey.from_text(text)
+            if key.schema != PROBLEM_SCHEMA:
+                raise ValueError(f"schema {key.schema} key in the schema {PROBLEM_SCHEMA} table")
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        if device not in (None, key.device):
+            continue
+        try:
+            out.append((key, loads_problem(value, key)))
+        except ValueError as exc:
+            problems.append(f"{text[:300]}: {exc}")
     return out
 
 
@@ -116,7 +148,24 @@ class ResultCache:
         warn_skipped(problems, f"the autotrans cache {self.path}")
         return out
 
-    def _read(self, sql: str, args=()) -> list:
+    def get_problem(self, key: ProblemKey) -> TuneRecord | None:
+        """The valid record stored for a strided problem's ``key``, or None."""
+        rows = self._read(f'SELECT key, value FROM "{PROBLEM_TABLE}" WHERE key = ?', (key.text,),
+                          PROBLEM_TABLE)
+        problems: list = []
+        found = _decode_problems(rows, None, problems)
+        warn_skipped(problems, f"the autotrans cache {self.path}")
+        return found[0][1] if found else None
+
+    def problem_items(self, device: str | None = None) -> list[tuple[ProblemKey, TuneRecord]]:
+        """All valid strided problems' (key, record) pairs, optionally only
+        ``device``'s; sorted by key text."""
+        problems: list = []
+        out = _decode_problems(self._read(_SELECT_PROBLEMS, (), PROBLEM_TABLE), device, problems)
+        warn_skipped(problems, f"the autotrans cache {self.path}")
+        return out
+
+    def _read(self, sql: str, args=(), table: str = TABLE) -> list:
         """Rows of ``sql``; none (with a warning) if the cache cannot be read."""
         deadline = time.monotonic() + self.timeout
         try:
@@ -126,7 +175,7 @@ class ResultCache:
             self._check_once(deadline)
             if self._corrupt or not self.path.exists():
                 return []                     # (corrupt: warned when found)
-            return db.read(self.path, deadline, sql, args)
+            return db.read(self.path, deadline, sql, args, table)
         except CacheBusy as exc:
             self._warn(f"is busy ({exc}); treating it as empty")
         except (CacheWriteError, OSError, sqlite3.Error) as exc:
@@ -157,23 +206,57 @@ class ResultCache:
 
         return self._write(action, False)
 
-    def delete(self, keys) -> int:
-        """Remove ``keys`` (a CacheKey or an iterable of them); returns how many existed."""
-        texts = sorted({k.text for k in ([keys] if isinstance(keys, CacheKey) else keys)})
+    def put_problem(self, key: ProblemKey, record: TuneRecord | dict) -> bool:
+        """Store a strided problem's ``record`` for ``key`` (ValueError if invalid,
+        not for this key or not of strided configs that can run its problem);
+        False (with a warning) if the cache cannot be written."""
+        if not isinstance(key, ProblemKey):
+            raise TypeError(f"key must be a ProblemKey, not {type(key).__name__}")
+        if key.schema != PROBLEM_SCHEMA:
+            raise ValueError(f"key has schema {key.schema}, this cache stores problems of schema "
+                             f"{PROBLEM_SCHEMA}")
+        if isinstance(record, TuneRecord):
+            record = record.checked(key)
+        elif isinstance(record, dict):
+            record = TuneRecord.from_json(record, key)
+        else:
+            raise TypeError(f"record must be a TuneRecord, not {type(record).__name__}")
+        text = dumps(check_problem_record(record, key))
 
         def action(con):
-            return sum(con.execute(f'DELETE FROM "{TABLE}" WHERE key = ?', (t,)).rowcount for t in texts)
+            con.execute(db.make_table(PROBLEM_TABLE))
+            con.execute(f'INSERT OR REPLACE INTO "{PROBLEM_TABLE}" (key, value) VALUES (?, ?)', (key.text, text))
+            return True
+
+        return self._write(action, False)
+
+    def delete(self, keys) -> int:
+        """Remove ``keys`` (a CacheKey or ProblemKey, or an iterable of them);
+        returns how many existed."""
+        keys = [keys] if isinstance(keys, (CacheKey, ProblemKey)) else list(keys)
+        texts = {t: sorted({k.text for k in keys if isinstance(k, c)})
+                 for t, c in ((TABLE, CacheKey), (PROBLEM_TABLE, ProblemKey))}
+
+        def action(con):
+            return sum(con.execute(f'DELETE FROM "{table}" WHERE key = ?', (t,)).rowcount
+                       for table, ts in texts.items() if ts and db.has_table(con, table) for t in ts)
 
         return self._write(action, 0)
 
     def clear(self, device: str | None = None) -> int:
-        """Remove all entries (valid or not), or only those of ``device``; returns how many."""
-        def action(con):
+        """Remove all entries (valid or not) of both tables, or only those of
+        ``device``; returns how many."""
+        def one(con, table, device_of):
+            if not db.has_table(con, table):
+                return 0
             if device is None:
-                return con.execute(f'DELETE FROM "{TABLE}"').rowcount
-            gone = [(t,) for (t,) in con.execute(f'SELECT key FROM "{TABLE}"') if _device_of(t) == device]
-            con.executemany(f'DELETE FROM "{TABLE}" WHERE key = ?', gone)
+                return con.execute(f'DELETE FROM "{table}"').rowcount
+            gone = [(t,) for (t,) in con.execute(f'SELECT key FROM "{table}"') if device_of(t) == device]
+            con.executemany(f'DELETE FROM "{table}" WHERE key = ?', gone)
             return len(gone)
+
+        def action(con):
+            return one(con, TABLE, _device_of) + one(con, PROBLEM_TABLE, _problem_device_of)
 
         return self._write(action, 0)
 

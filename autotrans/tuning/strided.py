@@ -1,0 +1,266 @@
+"""Tuning of strided canonical problems (core.layout TileProblem, RowsProblem):
+the strided configs that can run a problem, compiled together, each verified
+bit-exactly on the GPU against the host reference (core.layout.apply), timed
+as tune() times (events, rotating buffer sets for a cold L2, medians; the top
+few re-timed interleaved with a memcpy of the same bytes), the fastest stored
+under its ProblemKey; and the lookup dispatch uses (best_strided).
+"""
+from __future__ import annotations
+
+import random
+import sys
+import time
+
+import numpy as np
+
+from ..backend import cuda as driver
+from ..backend import memory
+from ..build.compile import compile_configs
+from ..core import layout
+from ..core.device import Limits
+from ..core.layout import RowsProblem, TileProblem
+from ..core.problem import dtype_of_size
+from ..kernels.config import KernelConfig
+from ..kernels.strided import byte_extent, strided_args, strided_problems, strided_shape, strided_space
+from ..results.keys import ProblemKey, check_problem, problem_text
+from ..results.record import TuneRecord
+from ..results.store import ResultCache
+from . import timing
+from .runner import _progress, _result, _run_candidates
+from .space import space_id
+from .verify import GUARD, POISON
+
+__all__ = ["strided_candidates", "default_strided", "problem_key", "extents", "host_buffers",
+           "StridedBuffers", "tune_problem", "best_strided", "problem_rows", "TUNE_ALIGN"]
+
+TUNE_ALIGN = 16            # pointer alignment candidates are tuned for (allocations are 256-aligned)
+_FAMILY_RANK = {"rows": 2, "vec": 1, "tile": 0}
+
+
+# -- candidates (no GPU) ----------------------------------------------------------------
+
+def _fit(cfg: KernelConfig, problem, align: int, limits: Limits) -> list[str]:
+    """Why cfg cannot run problem here (empty when it can); only configs
+    without an epilogue (KernelConfig.epilogue "none") move a problem as it is."""
+    epilogue = getattr(cfg, "epilogue", "none")     # (KernelConfig.epilogue: being added)
+    extra = [] if epilogue == "none" else [f"{cfg.key} has the epilogue {epilogue!r}; the problem has none"]
+    return strided_problems(cfg, problem, align) + limits.problems(cfg.threads, cfg.smem_bytes) + extra
+
+
+def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
+                    limits: Limits = Limits()) -> KernelConfig | None:
+    """The untuned rule (api.permute.strided_config's): among the configs that
+    can run the problem, the rows family for rows, else vector tiles before
+    scalar ones; the widest accesses; then the tile that wastes least of a
+    short row. None when none can."""
+    fits = [c for c in strided_space(problem.elem) if not _fit(c, problem, align, limits)]
+    if not fits:
+        return None
+    row = problem.n * problem.elem
+
+    def score(c):
+        tile_row = c.tile_cols * c.elem_bytes
+        waste = max(tile_row, row) / max(1, min(tile_row, row)) if tile_row > row else 1.0
+        return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, -waste, c.threads, c.key)
+
+    return max(fits, key=score)
+
+
+def strided_candidates(problem: TileProblem | RowsProblem, limits: Limits = Limits(),
+                       align: int = TUNE_ALIGN) -> list[KernelConfig]:
+    """The strided space's configs that can run this problem with pointers
+    aligned to ``align`` bytes on a device of these limits; the untuned
+    default first (it sets the early-stop bar), then in space order."""
+    problem = check_problem(problem)
+    cfgs = [c for c in strided_space(problem.elem) if not _fit(c, problem, align, limits)]
+    first = default_strided(problem, align, limits)
+    cfgs.sort(key=lambda c: c != first)
+    return cfgs
+
+
+def problem_key(problem, fingerprint=None) -> ProblemKey:
+    """The cache key of a strided problem on a device (default: the current GPU)
+    with the current templates and search space."""
+    return ProblemKey(fingerprint or driver.device().id.text, space_id(), problem)
+
+
+# -- the buffers (GPU) -------------------------------------------------------------------
+
+def extents(problem: TileProblem | RowsProblem) -> tuple[int, int]:
+    """(input bytes, output bytes) a problem's buffers hold: byte_extent's
+    spans, the input at least the bytes moved (which memcpy reads)."""
+    problem = check_problem(problem)
+    (_, ihi), (_, ohi) = byte_extent(problem)      # (from 0: checked problems have positive strides)
+    return max(ihi, layout.moved_bytes(problem)), ohi
+
+
+def host_buffers(problem: TileProblem | RowsProblem, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The host side of a problem's verification: (input: random bytes, what
+    the guarded output buffer must hold after the kernel, what it holds
+    before). The guarded buffer is GUARD bytes of POISON, the output, GUARD
+    bytes of POISON; in the output, the reference (core.layout.apply) where
+    the problem writes (before: its complement, so no unwritten byte can pass)
+    and POISON where it writes nothing. ValueError if the problem's output
+    overlaps itself."""
+    problem = check_problem(problem)
+    in_bytes, out_bytes = extents(problem)
+    src = np.random.default_rng(seed).integers(0, 256, in_bytes, dtype=np.uint8)
+    written = layout.apply(problem, np.full(in_bytes, 0xFF, np.uint8), out_bytes) != 0
+    if int(np.count_nonzero(written)) != layout.moved_bytes(problem):
+        raise ValueError(f"the output of {problem_text(problem)[:120]} overlaps itself")
+    out = layout.apply(problem, src, out_bytes)
+    guard = np.full(GUARD, POISON, np.uint8)
+    want = np.concatenate([guard, np.where(written, out, POISON).astype(np.uint8), guard])
+    before = np.concatenate([guard, np.where(written, ~out, POISON).astype(np.uint8), guard])
+    return src, want, before
+
+
+class StridedBuffers:
+    """Input/output pairs for one strided problem to rotate through (cold L2),
+    as verify.Buffers for dense shapes (sizes: extents); pair 0's output sits
+    in the guarded buffer of host_buffers, checked whole after each
+    candidate's first launch."""
+
+    def __init__(self, problem: TileProblem | RowsProblem, seed: int):
+        dev = driver.device()
+        self.problem = problem = check_problem(problem)
+        self.bmn = strided_shape(problem)
+        self.args = strided_args(problem, 0, 0)[2:]
+        self.nbytes = layout.moved_bytes(problem)
+        self.in_bytes, self.out_bytes = extents(problem)
+        src, self._want, before = host_buffers(problem, seed)
+        self.sets = timing.rotation(-(-(self.in_bytes + self.out_bytes) // 2), dev.l2_bytes)
+        self._keep = [memory.alloc(self.in_bytes) for _ in range(self.sets)]
+        self.ins = [int(a) for a in self._keep]
+        self._guarded = memory.alloc(self.out_bytes + 2 * GUARD)
+        self._before = memory.alloc(self.out_bytes + 2 * GUARD)
+        self._keep += [memory.alloc(self.out_bytes) for _ in range(self.sets - 1)]
+        self.outs = [int(self._guarded) + GUARD] + [int(a) for a in self._keep[self.sets:]]
+        self.rotation = timing.Rotation(self.sets)
+        memory.htod(self.ins[0], src)
+        for p in self.ins[1:]:
+            memory.memcpy_dtod(p, self.ins[0], self.in_bytes)
+        memory.htod(self._before, before)
+
+    def _go(self, kernel):
+        return kernel.strided_launcher(self.bmn, self.args)
+
+    def launcher(self, kernel):
+        """launch(): one run of kernel on the next buffer set."""
+        ins, outs, nxt, go = self.ins, self.outs, self.rotation.next, self._go(kernel)
+
+        def launch():
+            k = nxt()
+            go(ins[k], outs[k], 0)
+        return launch
+
+    def memcpy_launcher(self):
+        """launch(): a device-to-device copy of the bytes the problem moves, on the next set."""
+        ins, outs, nxt, n = self.ins, self.outs, self.rotation.next, self.nbytes
+
+        def launch():
+            k = nxt()
+            memory.memcpy_dtod(outs[k], ins[k], n)
+        return launch
+
+    def verify(self, kernel) -> str | None:
+        """None if the kernel writes exactly the reference output and nothing
+        else of the guarded buffer (guards included). The output is first
+        filled with the complement of the right answer, so no unwritten byte
+        can pass."""
+        total = self.out_bytes + 2 * GUARD
+        memory.memcpy_dtod(self._guarded, self._before, total)
+        self._go(kernel)(self.ins[0], self.outs[0], 0)
+        bad = memory.dtoh(self._guarded, total) != self._want
+        guards = int(np.count_nonzero(bad[:GUARD])) + int(np.count_nonzero(bad[GUARD + self.out_bytes:]))
+        wrong = int(np.count_nonzero(bad[GUARD:GUARD + self.out_bytes]))
+        if wrong or guards:
+            return f"{wrong} wrong output bytes, {guards} guard bytes overwritten"
+        return None
+
+
+# -- tuning ------------------------------------------------------------------------------
+
+def _chosen(configs, problem, limits: Limits) -> list[KernelConfig]:
+    """Given configs, each checked to run the problem here (ValueError naming the first that cannot)."""
+    out = list(dict.fromkeys(configs))
+    for c in out:
+        if not isinstance(c, KernelConfig):
+            raise TypeError(f"configs must be KernelConfigs, not {type(c).__name__}")
+        why = _fit(c, problem, TUNE_ALIGN, limits)
+        if why:
+            raise ValueError(f"{c.key} cannot run {problem_text(problem)[:120]}: {why[0]}")
+    return out
+
+
+def tune_problem(problem: TileProblem | RowsProblem, *, cache: ResultCache | None = None, save: bool = True,
+                 progress: bool | None = None, reps: int = 5, top: int = 5, configs=None) -> TuneRecord:
+    """Find the fastest verified strided kernel for a strided canonical problem
+    on the current GPU, and store it in ``cache`` (default: ResultCache()) under
+    its ProblemKey. Returns the record (a TuneRecord whose shape is the (B, M,
+    N) the kernel walks, its dtype the plain one of the problem's element size).
+
+    configs: the candidates (default: strided_candidates for this device);
+    each must be able to run the problem. progress: show progress bars
+    (default: when stderr is a terminal). TypeError for a problem that is not
+    a TileProblem or RowsProblem, ValueError for an invalid one; RuntimeError
+    when no candidate passes verification."""
+    t0 = time.perf_counter()
+    problem = check_problem(problem)
+    dev = driver.device()
+    cfgs = strided_candidates(problem, dev.limits) if configs is None else _chosen(configs, problem, dev.limits)
+    if not cfgs:
+        raise ValueError(f"no strided config can run {problem_text(problem)[:160]}")
+    show = sys.stderr.isatty() if progress is None else progress
+    with _progress(show) as stage:
+        compiled = compile_configs(cfgs, dev.arch, progress=stage("compiling", len(cfgs)))
+        bufs = StridedBuffers(problem, random.getrandbits(32))
+        timed, failures = _run_candidates(cfgs, compiled, bufs, reps, stage("verifying + timing", len(cfgs)))
+    if not timed:
+        raise RuntimeError(f"no candidate passed verification for {problem_text(problem)[:160]}: {failures[:3]}")
+    best_keys = sorted(timed, key=lambda k: timed[k][1].median_us)[:top]
+    final = timing.interleaved({**{k: bufs.launcher(timed[k][0]) for k in best_keys},
+                               "memcpy": bufs.memcpy_launcher()})
+    stats = {k: s for k, (_, s) in timed.items()} | final
+    mem = stats.pop("memcpy")
+    best = min(best_keys, key=lambda k: stats[k].median_us)
+    res = _result(bufs.bmn, dtype_of_size(problem.elem), compiled, stats, mem, best, set(best_keys), failures,
+                  bufs.nbytes, t0)
+    if save:
+        (cache if cache is not None else ResultCache()).put_problem(problem_key(problem, dev.id.text), res)
+    return res
+
+
+# -- lookups (no GPU) --------------------------------------------------------------------
+
+def best_strided(problem: TileProblem | RowsProblem, fingerprint, cache: ResultCache | None = None, *,
+                 align: int = TUNE_ALIGN) -> KernelConfig | None:
+    """The tuned config for exactly this problem on the device ``fingerprint``
+    (a DeviceId or its text) with the current templates and search space, or
+    None when ``cache`` (default: ResultCache()) holds no valid result. With
+    pointers aligned to fewer bytes than the winner needs, the fastest verified
+    candidate of the record that runs at ``align`` (None if none does)."""
+    key = problem_key(problem, fingerprint)
+    rec = (cache if cache is not None else ResultCache()).get_problem(key)
+    if rec is None:
+        return None
+    for cfg in [rec.best] + [c.config for c in rec.candidates]:
+        if not strided_problems(cfg, key.problem, align):
+            return cfg
+    return None
+
+
+def problem_rows(all_devices: bool = False, *, fingerprint: str | None = None, cache=None) -> list[dict]:
+    """Cached strided problems' best configs as rows (as api.cached's, with
+    ``problem``: the problem's text, and ``kind``), for the device
+    ``fingerprint`` (default: the current GPU) or, with all_devices, all.
+    ``cache``: a ResultCache or its folder (default: ResultCache())."""
+    if not all_devices and fingerprint is None:
+        fingerprint = driver.device().id.text
+    rc = cache if isinstance(cache, ResultCache) else ResultCache(cache)
+    sid = space_id()
+    return [{"device": key.device, "problem": key.problem_text, "kind": key.kind, "shape": key.shape,
+             "elem_bytes": key.elem_bytes, "dtype": rec.dtype, "config": rec.best.key, "time_us": rec.time_us,
+             "gbps": rec.gbps, "frac_memcpy": rec.frac_memcpy, "date": rec.date,
+             "versions": dict(rec.versions), "current": key.templates == sid}
+            for key, rec in rc.problem_items(device=None if all_devices else fingerprint)]

@@ -1,0 +1,269 @@
+"""Tuning strided problems without a GPU: the candidates, the host side of
+verification (checked against the kernels' own code through the emulator),
+best_strided's lookup, ``autotrans tune SHAPE --axes`` and ``autotrans show``
+with strided entries (real subprocesses, real cache files)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autotrans.cli import main
+from autotrans.core import layout
+from autotrans.core.device import Limits
+from autotrans.core.layout import Dim, RowsProblem, TileProblem, TransposeProblem
+from autotrans.emulate.emulator import emulate_strided_many
+from autotrans.kernels.strided import strided_problems, strided_space
+from autotrans.results.keys import ProblemKey, problem_text
+from autotrans.results.store import ResultCache
+from autotrans.tuning.space import space_id
+from autotrans.tuning.strided import (TUNE_ALIGN, best_strided, default_strided, extents, host_buffers,
+                                      problem_key, problem_rows, strided_candidates)
+from autotrans.tuning.verify import GUARD, POISON
+
+from conftest import A100, H200
+from test_problem_keys import BATCHED, GATHER, PROBLEMS, ROWS, TILE, canon, problem_record
+
+REPO = Path(__file__).resolve().parent.parent
+SMALL_ROWS = canon((3, 40, 5, 24), (0, 2, 1, 3), np.float16)          # rows of 48 bytes: 16-byte words
+ODD_ROWS = canon((5, 7, 3), (1, 0, 2), np.float32)                     # rows of 12 bytes: 4-byte words
+SMALL_TILE = canon((70, 300), (1, 0), view=np.s_[:, 10:250])
+SMALL = [SMALL_ROWS, ODD_ROWS, SMALL_TILE, canon((70, 300), (1, 0), view=np.s_[::2, ::3]),
+         canon((6, 50, 40), (0, 2, 1), view=np.s_[::2, :, :30]), canon((9,), (0,), view=np.s_[::3])]
+
+
+def _gpu_reason():
+    from autotrans.backend.cuda import GPUUnavailable, device
+    try:
+        device()
+        return None
+    except GPUUnavailable as exc:
+        return str(exc)
+
+
+@pytest.fixture(scope="session")
+def no_gpu():
+    if _gpu_reason() is None:
+        pytest.skip("a GPU is available here; this test covers the no-GPU behaviour")
+
+
+# -- candidates ------------------------------------------------------------------------
+
+
+def test_small_problems_are_strided_ones():
+    assert isinstance(SMALL_ROWS, RowsProblem) and SMALL_ROWS.elem == 16
+    assert isinstance(ODD_ROWS, RowsProblem) and ODD_ROWS.elem == 4
+    assert all(isinstance(p, TileProblem) for p in SMALL[2:])
+    assert SMALL[-1].n == 1                                                # a 1-d gather
+
+
+@pytest.mark.parametrize("problem", PROBLEMS + SMALL, ids=problem_text)
+def test_candidates_are_every_strided_config_that_runs_the_problem(problem):
+    cfgs = strided_candidates(problem)
+    assert cfgs and len({c.key for c in cfgs}) == len(cfgs)
+    assert cfgs[0] == default_strided(problem)
+    space = strided_space(problem.elem)
+    runs = [c for c in space if not strided_problems(c, problem, TUNE_ALIGN)
+            and not Limits().problems(c.threads, c.smem_bytes)]
+    assert set(cfgs) == set(runs)
+    assert all(c.layout == "strided" and c.elem_bytes == problem.elem for c in cfgs)
+    family = {"rows"} if isinstance(problem, RowsProblem) else {"tile", "vec"}
+    assert {c.variant for c in cfgs} <= family
+
+
+def test_candidates_follow_the_problem_alignment_and_limits():
+    assert {c.variant for c in strided_candidates(TILE)} == {"tile", "vec"}
+    assert {c.variant for c in strided_candidates(GATHER)} == {"tile"}        # columns apart: no vectors
+    assert {c.vec_bytes for c in strided_candidates(ODD_ROWS)} == {4}         # rows of 12 bytes
+    assert max(c.vec_bytes for c in strided_candidates(TILE, align=4)) == 4
+    small = Limits(max_threads=256, smem_per_block=16 * 1024)
+    few = strided_candidates(BATCHED, small)
+    assert few and all(c.threads <= 256 and c.smem_bytes <= 16 * 1024 for c in few)
+    assert len(few) < len(strided_candidates(BATCHED))
+
+
+def test_candidates_refuse_what_is_not_a_strided_problem():
+    with pytest.raises(TypeError, match="TileProblem or RowsProblem"):
+        strided_candidates(TransposeProblem(4, (1, 64, 64)))
+    with pytest.raises(ValueError, match="elem"):
+        strided_candidates(RowsProblem(3, 4, (Dim(2, 12, 12),)))
+
+
+# -- the host side of verification -----------------------------------------------------
+
+
+@pytest.mark.parametrize("problem", SMALL, ids=problem_text)
+def test_host_buffers(problem):
+    src, want, before = host_buffers(problem, seed=7)
+    in_bytes, out_bytes = extents(problem)
+    assert src.size == in_bytes >= layout.moved_bytes(problem) and want.size == before.size == out_bytes + 2 * GUARD
+    assert (want[:GUARD] == POISON).all() and (want[-GUARD:] == POISON).all()
+    assert np.array_equal(want[:GUARD], before[:GUARD]) and np.array_equal(want[-GUARD:], before[-GUARD:])
+    ref = layout.apply(problem, src, out_bytes)
+    assert np.array_equal(want[GUARD:-GUARD], ref)                      # a dense output: every byte written
+    assert (before[GUARD:-GUARD] == ~ref).all()                           # so no unwritten byte can pass
+    assert not np.array_equal(host_buffers(problem, seed=8)[0], src)
+
+
+def test_host_buffers_of_an_output_with_gaps_and_one_that_overlaps():
+    gaps = RowsProblem(4, 1, (Dim(3, 4, 8),))                             # every other output word
+    _, want, before = host_buffers(gaps, 1)
+    out = want[GUARD:-GUARD]
+    assert out.size == 20 and (out[4:8] == POISON).all() and (out[12:16] == POISON).all()
+    assert np.array_equal(before[GUARD + 4:GUARD + 8], out[4:8])
+    with pytest.raises(ValueError, match="overlaps itself"):
+        host_buffers(RowsProblem(4, 2, (Dim(3, 8, 4),)), 1)
+
+
+def test_every_candidate_verifies_through_the_emulator():
+    """What StridedBuffers.verify checks on the GPU, run on the kernels' own
+    code: each candidate's launch into the prefilled guarded buffer leaves
+    exactly ``want``; one that misses rows, or reads other data, does not."""
+    items, wants = [], []
+    for p in SMALL:
+        src, want, before = host_buffers(p, seed=3)
+        for c in strided_candidates(p):
+            items.append((c, p, src, before, 0, GUARD))
+            wants.append(want)
+    got = emulate_strided_many(items)
+    wrong = [it[0].key for it, g, w in zip(items, got, wants) if not np.array_equal(g, w)]
+    assert wrong == [] and len(items) > 30
+    c, p, src, before, *_ = items[0]
+    d = p.rows[0]
+    short = RowsProblem(p.elem, p.n, (layout.Dim(d.size - 1, d.src, d.dst),) + p.rows[1:])   # misses rows
+    other_src = host_buffers(p, seed=4)[0]                                                   # other data
+    for got in emulate_strided_many([(c, short, src, before, 0, GUARD), (c, p, other_src, before, 0, GUARD)]):
+        assert not np.array_equal(got, wants[0])
+        assert np.array_equal(got[:GUARD], wants[0][:GUARD])
+
+
+# -- best_strided -----------------------------------------------------------------------
+
+
+def test_best_strided_finds_exactly_this_problem_on_this_device(tmp_path):
+    rc = ResultCache(tmp_path / "c")
+    key = problem_key(TILE, H200)
+    assert key == ProblemKey(H200, space_id(), TILE)
+    cfgs = strided_candidates(TILE)
+    vec16 = next(c for c in cfgs if c.variant == "vec" and c.vec_bytes == 16)
+    scalar = next(c for c in cfgs if c.variant == "tile")
+    assert best_strided(TILE, H200, rc) is None
+    assert rc.put_problem(key, problem_record(key, best=vec16, configs=[vec16, scalar], n_candidates=2))
+    assert best_strided(TILE, H200, rc) == vec16
+    assert best_strided(TILE, key.device_id, rc) == vec16
+    assert best_strided(TILE, A100, rc) is None
+    assert best_strided(GATHER, H200, rc) is None
+    moved = TileProblem(TILE.elem, TILE.m, TILE.n, TILE.ldi + 16, TILE.ldo, TILE.sci, TILE.batch)
+    assert best_strided(moved, H200, rc) is None                         # other pitches: another problem
+    assert best_strided(TILE, H200, rc, align=4) == scalar               # the fastest that runs at 4 bytes
+    stale = ProblemKey(H200, "0123456789abcdef-s0", ROWS)
+    assert rc.put_problem(stale, problem_record(stale))
+    assert best_strided(ROWS, H200, rc) is None                          # made by other templates
+
+
+def test_problem_rows(tmp_path):
+    rc = ResultCache(tmp_path / "c")
+    for k in (problem_key(TILE, H200), problem_key(ROWS, A100), ProblemKey(H200, "0123456789abcdef-s0", ROWS)):
+        assert rc.put_problem(k, problem_record(k))
+    rows = problem_rows(all_devices=True, cache=rc)
+    assert len(rows) == 3 and {r["problem"] for r in rows} == {problem_text(TILE), problem_text(ROWS)}
+    mine = problem_rows(fingerprint=H200, cache=tmp_path / "c")
+    assert sorted(r["current"] for r in mine) == [False, True]
+    r = next(r for r in mine if r["current"])
+    assert (r["kind"], r["config"], r["device"]) == ("tile", problem_record(problem_key(TILE, H200)).best.key, H200)
+
+
+# -- the command line -------------------------------------------------------------------
+
+
+@pytest.fixture
+def run(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("AUTOTRANS_DEBUG", "COLUMNS")}
+    env["AUTOTRANS_CACHE_DIR"] = str(cache)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+
+    def go(*args):
+        return subprocess.run([sys.executable, "-m", "autotrans", *map(str, args)], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    go.cache = cache
+    return go
+
+
+def one_error(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("autotrans: error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["64x512x16x64", "--axes", "0,2,1"], "axes (0, 2, 1) are not a permutation of 0..3"),
+    (["64x512x16x64", "--axes", "0,2,1,1"], "not a permutation"),
+    (["8x8", "--axes", "1,a"], "bad axes '1,a'"),
+    (["8x8", "--axes", "-1,0"], "bad axes"),
+    (["8x8", "--axes", ""], "bad axes"),
+    (["8x8", "4x4", "--axes", "1,0"], "exactly one SHAPE"),
+    (["--axes", "1,0"], "exactly one SHAPE"),
+    (["8x8", "--axes", "1,0", "--from", "x.jsonl"], "no --from"),
+    (["8x8", "--axes", "1,0", "--devices", "all"], "no --from or --devices"),
+    (["1x2x3x4x5x6x7x8x9", "--axes", "0,1,2,3,4,5,6,7,8"], "at most 8 dimensions"),
+    (["4x0x4", "--axes", "0,1,2"], "bad shape '4x0x4': dimensions must be positive"),
+    (["4x0x4x4", "--axes", "0,1,2,3"], "dimensions must be positive"),
+    (["81x", "--axes", "0"], "bad shape '81x'"),
+    (["64x512x16x64"], "bad shape '64x512x16x64': expected MxN or BxMxN"),  # no --axes: as before
+    (["12"], "bad shape '12'"),
+    (["8x8", "--axes", "1,0", "--dtype", "float33"], "unknown dtype"),
+])
+def test_tune_axes_argument_errors(capsys, tmp_path, args, needle):
+    assert main(["tune", *args, "--cache-dir", str(tmp_path), "--no-progress"]) == 2
+    out, err = capsys.readouterr()
+    assert needle in one_error(err) and out == ""
+
+
+@pytest.mark.parametrize("shape, axes, dtype, printed", [
+    ("64x512x16x64", "0,2,1,3", "float16", problem_text(ROWS)),
+    ("300x800", "1,0", "float32", "transpose 300x800 of 4-byte elements"),
+    ("4x8x2", "1,0,2", "float32", "transpose 4x8 of 8-byte elements"),
+    ("2x3x4x5x6x7x8x9", "7,6,5,4,3,2,1,0", "int8", "tile:e1:2x9:ldi181440:ldo40320:sci1:b("),
+])
+def test_tune_axes_prints_the_problem_then_needs_a_gpu(run, no_gpu, shape, axes, dtype, printed):
+    r = run("tune", shape, "--axes", axes, "--dtype", dtype, "--no-progress")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stdout.splitlines() == [r.stdout.splitlines()[0]]
+    assert r.stdout.startswith(f"{shape} {dtype} axes {axes}: {printed}")
+    assert "no GPU" in one_error(r.stderr) and "Traceback" not in r.stderr
+    assert not (run.cache / "results.sqlite").exists()
+
+
+def test_tune_axes_of_a_copy_needs_nothing(run):
+    r = run("tune", "8x1x16", "--axes", "1,0,2", "--no-progress")
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.splitlines() == ["8x1x16 float32 axes 1,0,2: copy of 512 bytes",
+                                     "a copy: nothing to tune (permute() runs it as a device-to-device copy)"]
+
+
+def test_show_lists_strided_entries(run, no_gpu):
+    rc = ResultCache(run.cache)
+    rows_key, tile_key = problem_key(ROWS, H200), problem_key(TILE, A100)
+    stale = ProblemKey(H200, "0123456789abcdef-s0", GATHER)
+    for k in (rows_key, tile_key, stale):
+        assert rc.put_problem(k, problem_record(k, time_us=12.5))
+    r = run("show")
+    assert r.returncode == 0, r.stderr
+    assert "no cached results" not in r.stdout and "strided problems" in r.stdout
+    for k in (rows_key, tile_key, stale):
+        line = next(line for line in r.stdout.splitlines() if k.problem_text in line)
+        best = problem_record(k).best.key
+        assert best in line and "12.5" in line and "90%" in line and k.device in line
+        assert (f"{best} *" in line) == (k is stale)
+    assert "stale" in r.stdout
+
+
+def test_show_of_an_empty_cache_still_says_so(run, no_gpu):
+    r = run("show")
+    assert r.returncode == 0 and "no cached results" in r.stdout
