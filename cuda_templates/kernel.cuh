@@ -1,7 +1,8 @@
 // autotrans: the kernel skeleton every template shares: the phases of a block
 // (phases, run, run_strided, has_mid, has_block), the element-wise paths of edge
-// tiles, the kernel entries (AT_KERNEL_ENTRY, AT_STRIDED_ENTRY) and the
-// compile-time checks that Python and C++ agree.
+// tiles (with the template's store epilogue, epi_of), the kernel entries
+// (AT_KERNEL_ENTRY, AT_STRIDED_ENTRY) and the compile-time checks that Python
+// and C++ agree.
 #pragma once
 #include "mem.cuh"
 #include "tiles.cuh"
@@ -19,12 +20,20 @@ __host__ __device__ __forceinline__ void load_elems(const Tile& t, char* s, int 
   }
 }
 
+// A template's store epilogue (KernelConfig.epilogue, mem.cuh's EPI_*): K::EPI
+// where the template declares `static constexpr int EPI`, else EPI_NONE.
+template <class K, class = void> struct epi_of { static constexpr int value = EPI_NONE; };
+template <class K> struct epi_of<K, decltype(void(K::EPI))> { static constexpr int value = K::EPI; };
+
+// store_elems applies K's epilogue to whole elements (tile.py and vec.py make
+// elements whole groups of it).
 template <class K>
 __host__ __device__ __forceinline__ void store_elems(const Tile& t, const char* s, int tid) {
   for (int i = tid; i < K::TR * K::TC; i += K::NT) {
     int c = i / K::TR, r = i % K::TR;
     if (r < t.rows && c < t.cols)
-      stg<typename K::ElemT>(t.out + c * t.ldo + (long long)r * K::E, lds<typename K::ElemT>(s, K::off(r, c)));
+      stg<typename K::ElemT>(t.out + c * t.ldo + (long long)r * K::E,
+                             epilogue<epi_of<K>::value>(lds<typename K::ElemT>(s, K::off(r, c))));
   }
 }
 

@@ -7,7 +7,9 @@
 // threads across a tile row, RP = NT / VT rows at a time, IR such passes, so a
 // thread moves IR rows x IV vectors, every load in flight before the first
 // store. Rows, their strides and the pointers are V-byte aligned (rows.py's
-// strided_problems checks it).
+// strided_problems checks it). Stores apply the config's epilogue at their
+// byte offset from the output pointer (at::epilogue_at: a vector smaller than
+// the epilogue's group flips a bit only where it ends a group).
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -16,6 +18,9 @@ struct {{ name }}_k {
   static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
   static constexpr bool OVERLAP = false, STRIDED = true;
+  static constexpr int EPI = at::EPI_{{ c.epilogue | upper }};  // KernelConfig.epilogue (mem.cuh), strided only
+  static_assert(at::epi_group(EPI) == {{ c.epilogue_group }},
+                "KernelConfig.epilogue_group (Python) disagrees with at::epi_group (C++)");
   static constexpr int SMEM = 0;
   static constexpr int TCV = TC * E / V;             // vectors of a tile row
   static constexpr int VT = TCV < 32 ? TCV : 32;     // threads across a tile row
@@ -52,7 +57,9 @@ struct {{ name }}_k {
     for (int k = 0; k < IR; ++k)
 #pragma unroll
       for (int j = 0; j < IV; ++j)
-        if (ok[k] && c0 + j * (VT * V) < rowb) at::stg<VecT>(out + oo[k] + c0 + j * (VT * V), w[k][j]);
+        if (ok[k] && c0 + j * (VT * V) < rowb)
+          at::stg<VecT>(out + oo[k] + c0 + j * (VT * V),
+                        at::epilogue_at<EPI>(w[k][j], (uint32_t)(oo[k] + c0 + j * (VT * V))));
   }
 
   // at::has_block: the kernel moves its blocks itself. 32-bit row indices

@@ -15,6 +15,8 @@ from autotrans.core.layout import RowsProblem
 VARIANTS = ("rows",)
 TEMPLATE = "rows.cu"
 LAYOUTS = ("strided",)
+# Any element and vector size: a vector smaller than the group flips a bit where it ends one (rows.cu).
+EPILOGUES = ("none", "conj32", "conj64")
 MAX_VECS = 16          # vectors a thread holds
 MAX_THREAD_BYTES = 128  # bytes a thread holds (registers)
 

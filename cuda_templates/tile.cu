@@ -3,6 +3,8 @@
 // the input's orientation: smem row r holds input row r, with PAD elements of
 // padding per row; XOR swizzle stores column c of row r at column c ^ (r % TC).
 // Input columns are t.sci bytes apart (E, but any multiple of E when strided).
+// The store phase applies the config's epilogue (at::epilogue) to each element:
+// elements are whole epilogue groups (tile.py).
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -11,6 +13,10 @@ struct {{ name }}_k {
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
   static constexpr bool OVERLAP = false;  // see at::locate
   static constexpr bool STRIDED = {{ 'true' if c.layout == 'strided' else 'false' }};  // takes at::StridedArgs
+  static constexpr int EPI = at::EPI_{{ c.epilogue | upper }};  // KernelConfig.epilogue (mem.cuh), strided only
+  static_assert(at::epi_group(EPI) == {{ c.epilogue_group }},
+                "KernelConfig.epilogue_group (Python) disagrees with at::epi_group (C++)");
+  static_assert(E % at::epi_group(EPI) == 0, "tile.py: elements must be whole epilogue groups");
   static constexpr int PAD = {{ c.pad }};
   static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
   static constexpr int SMEM = TR * (TC + PAD) * E;
@@ -39,7 +45,8 @@ struct {{ name }}_k {
     for (int k = 0; k < TR * TC / NT; ++k) {
       int i = tid + k * NT, c = i / TR, r = i % TR;
       if (FULL || (r < t.rows && c < t.cols))
-        at::stg<ElemT>(t.out + (unsigned long long)(uint32_t)c * t.ldo + (long long)r * E, at::lds<ElemT>(s, off(r, c)));
+        at::stg<ElemT>(t.out + (unsigned long long)(uint32_t)c * t.ldo + (long long)r * E,
+                       at::epilogue<EPI>(at::lds<ElemT>(s, off(r, c))));
     }
   }
 };

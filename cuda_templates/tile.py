@@ -10,6 +10,7 @@ from autotrans.core.layout import TileProblem
 VARIANTS = ("tile",)
 TEMPLATE = "tile.cu"
 LAYOUTS = ("dense", "strided")   # strided: TileProblems, columns any multiple of the element apart
+EPILOGUES = ("none", "conj32", "conj64")   # strided only; elements must be whole groups
 
 
 def problems(c) -> list[str]:
@@ -18,6 +19,9 @@ def problems(c) -> list[str]:
         p.append("tile uses scalar accesses: vec_bytes == elem_bytes, micro_rows == 1")
     if (c.tile_rows * c.tile_cols) % c.threads:
         p.append("threads must divide the tile")
+    if c.elem_bytes % c.epilogue_group:   # a complex array's permutation never splits a group
+        p.append(f"epilogue {c.epilogue} flips a bit of every {c.epilogue_group}-byte group and tiles move "
+                 f"elements between rows: elem_bytes must be a multiple of {c.epilogue_group}")
     return p
 
 

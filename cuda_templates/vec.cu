@@ -6,7 +6,9 @@
 // registers (__byte_perm for 1- and 2-byte elements) and stores K chunks of R
 // elements. The store phase reads whole V-byte chunks of smem rows and writes
 // them to the output. XOR swizzle permutes the V-byte chunks of smem row c by
-// (c / K), which spreads the load phase's chunk stores over the banks.
+// (c / K), which spreads the load phase's chunk stores over the banks. Both
+// store paths apply the config's epilogue (at::epilogue): elements, and so
+// vectors, are whole epilogue groups (vec.py).
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -18,6 +20,10 @@ struct {{ name }}_k {
   static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
   static constexpr bool OVERLAP = false;  // see at::locate (it would cost 8 registers)
   static constexpr bool STRIDED = {{ 'true' if c.layout == 'strided' else 'false' }};  // takes at::StridedArgs (sci == E)
+  static constexpr int EPI = at::EPI_{{ c.epilogue | upper }};  // KernelConfig.epilogue (mem.cuh), strided only
+  static_assert(at::epi_group(EPI) == {{ c.epilogue_group }},
+                "KernelConfig.epilogue_group (Python) disagrees with at::epi_group (C++)");
+  static_assert(E % at::epi_group(EPI) == 0, "vec.py: elements must be whole epilogue groups");
   static constexpr int ROWB = (TR + PAD) * E, NCH = TR * E / V, SMEM = TC * ROWB;
   static constexpr int CW = R * E / 4;  // 32-bit words per stored chunk
   static constexpr int IT1 = (TR / R) * (TC / K) / NT, IT2 = TC * (TR / K) / NT;
@@ -79,7 +85,8 @@ struct {{ name }}_k {
       for (int k = 0; k < IT2; ++k) {
         int i = tid + k * NT, c = i / VPC, vr = i % VPC;
         at::stg<VecT>(NT % VPC == 0 ? out0 + (unsigned long long)(k * (NT / VPC)) * t.ldo
-                                    : t.out + (unsigned long long)(uint32_t)c * t.ldo + vr * V, v[k]);
+                                    : t.out + (unsigned long long)(uint32_t)c * t.ldo + vr * V,
+                      at::epilogue<EPI>(v[k]));
       }
     } else {
       at::store_elems<{{ name }}_k>(t, s, tid);

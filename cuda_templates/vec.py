@@ -16,6 +16,7 @@ from autotrans.core.layout import TileProblem
 VARIANTS = ("vec",)
 TEMPLATE = "vec.cu"
 LAYOUTS = ("dense", "strided")   # strided: TileProblems with sci == elem and vec_bytes-aligned pitches
+EPILOGUES = ("none", "conj32", "conj64")   # strided only; elements must be whole groups (as tile's)
 VEC_SIZES = (4, 8, 16)
 THREADS = (64, 128, 256, 512, 1024)
 TILE_BYTES = (4096, 65536)
@@ -34,6 +35,9 @@ def problems(c) -> list[str]:
         p.append("threads must divide both phases' vector steps")
     if (c.pad * e) % v:
         p.append("pad*elem_bytes must be a multiple of vec_bytes (keeps rows aligned)")
+    if e % c.epilogue_group:
+        p.append(f"epilogue {c.epilogue} flips a bit of every {c.epilogue_group}-byte group and tiles move "
+                 f"elements between rows: elem_bytes must be a multiple of {c.epilogue_group}")
     return p
 
 

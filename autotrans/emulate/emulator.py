@@ -6,7 +6,9 @@ phase by phase, through the same __host__ __device__ index and data-movement
 code the GPU runs, and can trace each shared-memory access. The CPU tests use
 it to check indexing bit-exactly against NumPy; banks.py uses its traces.
 Strided configs (KernelConfig.layout "strided") run on whole host buffers
-(emulate_strided): a TileProblem or RowsProblem at given offsets into them.
+(emulate_strided): a TileProblem or RowsProblem at given offsets into them,
+with their store epilogue (KernelConfig.epilogue: a fused conjugate counts
+its byte groups from the output pointer, wherever the offset puts it).
 """
 from __future__ import annotations
 

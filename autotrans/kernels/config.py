@@ -19,11 +19,19 @@ ORDERS = ("row", "col", "band")
 # input) or "strided" (at::StridedArgs: a TileProblem or RowsProblem of
 # autotrans.core.layout, packed by autotrans.kernels.strided).
 LAYOUTS = ("dense", "strided")
+# What a strided kernel's store phase does to the bytes it writes (families
+# that take one list it in their EPILOGUES): "none", or a fused conjugate,
+# defined on the output's bytes counted from the output pointer: "conj32"
+# flips bit 7 of byte 7 of every 8-byte group (the sign of a complex64's
+# imaginary part), "conj64" bit 7 of byte 15 of every 16-byte group
+# (complex128's). EPILOGUE_GROUPS: the bytes over which each pattern repeats.
+EPILOGUES = ("none", "conj32", "conj64")
+EPILOGUE_GROUPS = {"none": 1, "conj32": 8, "conj64": 16}
 
 _KEY = re.compile(
     r"^(?P<variant>[a-z]+):e(?P<elem_bytes>\d+):(?P<tile_rows>\d+)x(?P<tile_cols>\d+)"
     r":t(?P<threads>\d+):v(?P<vec_bytes>\d+):r(?P<micro_rows>\d+):p(?P<pad>\d+)"
-    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::(?P<layout>[a-z]+))?$", re.ASCII)
+    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::(?P<layout>[a-z]+))?(?::(?P<epilogue>[a-z][a-z0-9]*))?$", re.ASCII)
 _INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad")
 MAX_TILE = 1024        # elements a tile side; bounds shared memory and the bank report
 MAX_BLOCKS = 2**31 - 1  # a launch's grid (x) limit; the kernels index blocks and tiles in 32 bits
@@ -54,8 +62,10 @@ class KernelConfig:
     row. order: how consecutive blocks walk the tiles (row-major, column-major,
     or row-major within bands of 32 tile columns). layout: the kernel's
     parameter, ``dense`` (at::Args) or ``strided`` (at::StridedArgs; families
-    that take it list it in their LAYOUTS; ``rows`` takes only it). The rules
-    of each variant live in its family module (cuda_templates/FAMILY.py).
+    that take it list it in their LAYOUTS; ``rows`` takes only it).
+    epilogue: what the store phase does to the output's bytes (EPILOGUES;
+    strided configs of families that list it in their EPILOGUES only). The
+    rules of each variant live in its family module (cuda_templates/FAMILY.py).
     """
 
     variant: str
@@ -68,7 +78,8 @@ class KernelConfig:
     pad: int = 0
     swizzle: str = "none"
     order: str = "row"
-    layout: str = "dense"   # last, so that positional constructions keep working
+    layout: str = "dense"   # after the older fields, so that positional constructions keep working
+    epilogue: str = "none"  # last, for the same reason
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -86,10 +97,11 @@ class KernelConfig:
     def key(self) -> str:
         """Stable text key; the field order is fixed here, not by the dataclass.
         Dense configs' keys carry no layout (they predate it); strided ones end
-        in ``:strided``."""
+        in ``:strided``; an epilogue other than ``none`` follows (``:conj32``)."""
         return (f"{self.variant}:e{self.elem_bytes}:{self.tile_rows}x{self.tile_cols}"
                 f":t{self.threads}:v{self.vec_bytes}:r{self.micro_rows}:p{self.pad}"
-                f":{self.swizzle}:{self.order}" + ("" if self.layout == "dense" else f":{self.layout}"))
+                f":{self.swizzle}:{self.order}" + ("" if self.layout == "dense" else f":{self.layout}")
+                + ("" if self.epilogue == "none" else f":{self.epilogue}"))
 
     @classmethod
     def from_key(cls, key: str) -> "KernelConfig":
@@ -100,6 +112,8 @@ class KernelConfig:
         d = {k: v for k, v in m.groupdict().items() if v is not None}
         if d.get("layout") == "dense":    # a dense key names no layout: one key per config
             raise ValueError(f"not a KernelConfig key: {key!r} (dense keys end at the order)")
+        if d.get("epilogue") == "none":   # nor does any key name the epilogue "none"
+            raise ValueError(f"not a KernelConfig key: {key!r} (keys without an epilogue end before it)")
         return cls(**{k: (int(v) if k in _INTS else v) for k, v in d.items()})
 
     @property
@@ -108,16 +122,20 @@ class KernelConfig:
         return "at_" + re.sub(r"[^0-9a-zA-Z]", "_", self.key)
 
     def to_dict(self) -> dict:
-        """The fields as a dict; a dense config's has no ``layout`` (records stored
-        before the field existed, and those stored since, read the same)."""
+        """The fields as a dict; a dense config's has no ``layout`` and one
+        without an epilogue no ``epilogue`` (records stored before the fields
+        existed, and those stored since, read the same)."""
         d = dataclasses.asdict(self)
         if self.layout == "dense":
             del d["layout"]
+        if self.epilogue == "none":
+            del d["epilogue"]
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelConfig":
-        """A config from to_dict()'s fields (``layout`` missing: dense);
+        """A config from to_dict()'s fields (``layout`` missing: dense;
+        ``epilogue`` missing: none);
         ValueError for missing, extra or mistyped ones."""
         names = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(d, dict) or set(d) - names or not {"variant", "elem_bytes"} <= set(d):
@@ -132,6 +150,12 @@ class KernelConfig:
     def vec_elems(self) -> int:
         """Elements per global access (K)."""
         return self.vec_bytes // self.elem_bytes
+
+    @property
+    def epilogue_group(self) -> int:
+        """Bytes of the output over which the epilogue's pattern repeats
+        (EPILOGUE_GROUPS: 8 for conj32, 16 for conj64, 1 for none)."""
+        return EPILOGUE_GROUPS.get(self.epilogue, 1)
 
     @property
     def family(self):
@@ -198,6 +222,13 @@ class KernelConfig:
         elif self.layout not in getattr(self.family, "LAYOUTS", ("dense",)):
             p.append(f"{self.variant} kernels take the layouts {getattr(self.family, 'LAYOUTS', ('dense',))}, "
                      f"not {self.layout!r}")
+        if self.epilogue not in EPILOGUES:
+            p.append(f"epilogue must be one of {EPILOGUES}")
+        elif self.epilogue != "none" and self.layout != "strided":
+            p.append(f"epilogue {self.epilogue!r} runs in strided kernels' store phase: layout must be 'strided'")
+        elif self.epilogue not in getattr(self.family, "EPILOGUES", ("none",)):
+            p.append(f"{self.variant} kernels take the epilogues {getattr(self.family, 'EPILOGUES', ('none',))}, "
+                     f"not {self.epilogue!r}")
         if not (_pow2(self.tile_rows) and _pow2(self.tile_cols)) or max(self.tile_rows, self.tile_cols) > MAX_TILE:
             p.append(f"tile sides must be powers of two up to {MAX_TILE}")
         if not (32 <= self.threads <= 1024 and self.threads % 32 == 0):

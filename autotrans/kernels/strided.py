@@ -5,20 +5,26 @@ which strided configs can run it.
 A TileProblem's kernel walks B = prod(batch sizes) matrices of m x n elements
 (strided_shape: (B, m, n), what KernelConfig.blocks and launch_problems take);
 a RowsProblem's walks B = 1 "matrix" of prod(row sizes) rows of n elements.
+
+Epilogues (KernelConfig.epilogue, e.g. a fused conjugate) run only on strided
+kernels; as_tile and as_rows describe a dense transpose and a copy as strided
+problems, so that those run with an epilogue too.
 """
 from __future__ import annotations
 
 import math
 
 from .. import families
-from ..core.layout import MAX_BATCH, RowsProblem, TileProblem
-from .config import KernelConfig
+from ..core.layout import MAX_BATCH, CopyProblem, Dim, RowsProblem, TileProblem, TransposeProblem
+from ..core.problem import ELEM_SIZES
+from .config import EPILOGUE_GROUPS, EPILOGUES, KernelConfig
 from .templates import STRIDED_ARGS
 
 __all__ = ["strided_shape", "strided_args", "pack", "pointer_alignment", "strided_problems", "strided_space",
-           "byte_extent"]
+           "strided_candidates", "epilogue_problems", "as_tile", "as_rows", "byte_extent"]
 
 MAX_ALIGN = 256   # pointer_alignment's cap
+COPY_ROW = 1024   # as_rows: bytes of a row at most (the rows family's widest tile row)
 
 
 def _dims(problem):
@@ -74,31 +80,113 @@ def pointer_alignment(*ptrs: int) -> int:
 def strided_problems(cfg: KernelConfig, problem: TileProblem | RowsProblem, align: int) -> list[str]:
     """Why cfg cannot run this problem with pointers aligned to ``align`` bytes
     (empty when it can): a strided config of a family that takes the problem
-    (its strided_problems), and a grid within the launch limit."""
+    (its strided_problems), an epilogue that fits it (epilogue_problems), and
+    a grid within the launch limit."""
     if cfg.layout != "strided":
         return [f"{cfg.key} is a dense config: strided problems need layout 'strided'"]
     fam = cfg.family
-    p = list(fam.strided_problems(cfg, problem, align))
+    p = list(fam.strided_problems(cfg, problem, align)) or epilogue_problems(cfg.epilogue, problem)
     if not p:
         p = cfg.launch_problems(strided_shape(problem))
     return p
 
 
-def strided_space(elem_bytes: int) -> list[KernelConfig]:
-    """Every family's strided candidates for this element size (valid configs
-    that pass the family's keep filter), in family order."""
+def epilogue_problems(epilogue: str, problem: TileProblem | RowsProblem) -> list[str]:
+    """Why an epilogue does not fit this problem (empty when it does).
+
+    An epilogue acts on G-byte groups of the output counted from the output
+    pointer (KernelConfig.epilogue_group; conj32: 8, a complex64; conj64: 16,
+    a complex128), so the problem's output must be made of whole groups from
+    there: every output stride (a TileProblem's ldo and batch strides, a
+    RowsProblem's row strides) a multiple of G, and what lands contiguously
+    whole groups: a TileProblem's elements (tiles move elements between
+    output rows, so a smaller one would split a group over two rows), a
+    RowsProblem's rows (its elements may be smaller: canonical() moves rows
+    in words as wide as the alignment allows). The output pointer itself needs
+    no alignment beyond the config's: the kernels count groups from it."""
+    if epilogue not in EPILOGUES:
+        raise ValueError(f"epilogue must be one of {EPILOGUES}, not {epilogue!r:.40}")
+    dims = _dims(problem)
+    if epilogue == "none":
+        return []
+    g = EPILOGUE_GROUPS[epilogue]
+    p = []
+    if isinstance(problem, TileProblem):
+        if problem.elem % g:
+            p.append(f"epilogue {epilogue} acts on {g}-byte groups: a tile problem's {problem.elem}-byte elements "
+                     f"would split them over output rows (elements must be multiples of {g} B)")
+        outs = (problem.ldo,) + tuple(d.dst for d in dims)
+    else:
+        if (problem.n * problem.elem) % g:
+            p.append(f"epilogue {epilogue} acts on {g}-byte groups: rows of {problem.n * problem.elem} B are not "
+                     "whole groups")
+        outs = tuple(d.dst for d in dims)
+    if any(s % g for s in outs):
+        p.append(f"epilogue {epilogue} acts on {g}-byte groups counted from the output pointer: output strides "
+                 f"must be multiples of {g} B, not {[s for s in outs if s % g][:3]}")
+    return p
+
+
+def strided_space(elem_bytes: int, epilogue: str = "none") -> list[KernelConfig]:
+    """Every family's strided candidates for this element size and epilogue
+    (valid configs that pass the family's keep filter), in family order:
+    with an epilogue, those of the families that list it in their EPILOGUES
+    (tile and vec only for elements of whole groups)."""
+    if epilogue not in EPILOGUES:
+        raise ValueError(f"epilogue must be one of {EPILOGUES}, not {epilogue!r:.40}")
     out = []
     for fam in families.modules():
         if "strided" not in getattr(fam, "LAYOUTS", ("dense",)):
             continue
+        if epilogue not in getattr(fam, "EPILOGUES", ("none",)):
+            continue
         for kw in fam.strided_space(elem_bytes):
             try:
-                c = KernelConfig(**kw)
+                c = KernelConfig(**kw, epilogue=epilogue)
             except ValueError:
                 continue
             if getattr(fam, "keep", None) is None or fam.keep(c):
                 out.append(c)
     return list(dict.fromkeys(out))
+
+
+def strided_candidates(problem: TileProblem | RowsProblem, align: int, epilogue: str = "none") -> list[KernelConfig]:
+    """The configs of strided_space(problem.elem, epilogue) that can run this
+    problem with pointers aligned to ``align`` bytes (strided_problems empty),
+    in strided_space's order; device limits (threads, shared memory) are the
+    caller's to apply."""
+    _dims(problem)
+    return [c for c in strided_space(problem.elem, epilogue) if not strided_problems(c, problem, align)]
+
+
+def as_tile(problem: TransposeProblem) -> TileProblem:
+    """A dense batched transpose as the TileProblem it is: input (B, M, N)
+    row-major to output (B, N, M); m = M (the output's last axis), n = N (the
+    input's fastest), ldi = N * elem, ldo = M * elem, sci = elem, and one
+    batch dimension (src = dst = M * N * elem) where B > 1."""
+    if not isinstance(problem, TransposeProblem):
+        raise TypeError(f"as_tile takes a TransposeProblem, not {type(problem).__name__}")
+    e, (b, m, n) = problem.elem, problem.bmn
+    plane = m * n * e
+    return TileProblem(e, m, n, n * e, m * e, e, (Dim(b, plane, plane),) if b > 1 else ())
+
+
+def as_rows(problem: CopyProblem, align: int = 16) -> RowsProblem:
+    """An identity copy of nbytes as a RowsProblem: rows of the largest power
+    of two up to COPY_ROW bytes dividing nbytes, one row dimension (none for
+    a single row), in elements of the largest size of ELEM_SIZES dividing both
+    nbytes and ``align`` (the pointers' alignment), so that rows kernels of
+    the widest accesses the pointers allow can run it."""
+    if not isinstance(problem, CopyProblem):
+        raise TypeError(f"as_rows takes a CopyProblem, not {type(problem).__name__}")
+    nbytes = problem.nbytes
+    if nbytes <= 0:
+        raise ValueError(f"as_rows: a copy of {nbytes} bytes moves nothing")
+    low = nbytes & -nbytes
+    e = max(s for s in ELEM_SIZES if low % s == 0 and align % s == 0)
+    row = min(low, COPY_ROW)
+    count = nbytes // row
+    return RowsProblem(e, row // e, (Dim(count, row, row),) if count > 1 else ())
 
 
 def byte_extent(problem: TileProblem | RowsProblem) -> tuple[tuple[int, int], tuple[int, int]]:
