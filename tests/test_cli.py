@@ -374,6 +374,43 @@ def test_explain_on_an_h200_uses_the_shipped_results(run):
     assert r.returncode == 0 and "[shipped]" in r.stdout, r.stdout + r.stderr
 
 
+def test_explain_axes_prints_the_problem_and_what_permute_runs(run, cache_dir):
+    from autotrans.core import layout
+    from autotrans.tuning.strided import problem_key, strided_candidates
+    from test_problem_keys import problem_record
+    r = run("explain", "30x40", "--axes", "0,1", "--fingerprint", A100)
+    assert r.returncode == 0 and r.stdout.splitlines() == ["30x40 float32 axes 0,1: copy of 4800 bytes",
+                                                           "  runs: a device-to-device copy"], r.stdout + r.stderr
+    r = run("explain", "4096x4096x2", "--axes", "1,0,2", "--dtype", "float16", "--fingerprint", H200)
+    assert r.returncode == 0 and "transpose 4096x4096 of 4-byte elements" in r.stdout, r.stdout + r.stderr
+    assert "runs: transpose() of 4096x4096: " in r.stdout and "[shipped]" in r.stdout, r.stdout
+    # a rows problem: the untuned rule, then the config tuned for it once the cache has one
+    shape, axes = (64, 512, 16, 64), (0, 2, 1, 3)
+    p = layout.canonical(shape, (1048576, 2048, 128, 2), 2, axes, 16)
+    r = run("explain", "64x512x16x64", "--axes", "0,2,1,3", "--dtype", "float16", "--fingerprint", A100)
+    assert r.returncode == 0 and "[untuned]" in r.stdout and r.stdout.startswith(
+        "64x512x16x64 float16 axes 0,2,1,3: rows:e16:"), r.stdout + r.stderr
+    untuned = r.stdout.split("runs: ", 1)[1].split()[0]
+    other = next(c for c in strided_candidates(p) if c.key != untuned)
+    key = problem_key(p, A100)
+    assert ResultCache(cache_dir).put_problem(key, problem_record(key, best=other, configs=[other], n_candidates=1))
+    r = run("explain", "64x512x16x64", "--axes", "0,2,1,3", "--dtype", "float16", "--fingerprint", A100)
+    assert r.returncode == 0 and f"runs: {other.key}  [tuned]" in r.stdout, r.stdout + r.stderr
+    r = run("explain", "20x30x40", "--axes", "2,1,0", "--dtype", "complex64", "--conj", "--fingerprint", A100)
+    assert r.returncode == 0 and ":strided:conj32  [untuned]" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["30x40", "--conj"], "--conj needs --axes"),
+    (["3x4x5x6"], "expected MxN or BxMxN"),
+    (["30x40", "--axes", "0,0"], "not a permutation"),
+    (["30x40", "--axes", "0,1,2"], "--axes 0,1,2 of 30x40"),
+    (["30x40", "--axes", "x"], "bad axes"),
+])
+def test_explain_axes_errors(run, args, needle):
+    assert_user_error(run("explain", *args, "--fingerprint", A100), needle)
+
+
 def test_banks_prints_a_32_way_conflict(run):
     r = run("banks", classic("tile", 4).key)
     assert r.returncode == 0, r.stderr

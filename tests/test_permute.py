@@ -65,3 +65,92 @@ def test_the_configs_dispatch_picks_move_random_strided_permutations_exactly():
     assert kinds == {"TileProblem", "RowsProblem"}
     for (cfg, p, *_), got, case in zip(items, emulate_strided_many(items), cases):
         assert got.tobytes() == case[4].tobytes(), (cfg.key, p)
+
+
+# -- the tuned config, and the conj epilogue -------------------------------------------
+
+def _h200_info():
+    from autotrans.backend.cuda import DeviceInfo
+    from autotrans.core.device import DeviceId
+    from conftest import H200
+    return DeviceInfo(DeviceId.from_text(H200), (9, 0), 60 << 20, 1024, 227 * 1024)
+
+
+def test_a_strided_problem_runs_its_tuned_config_where_the_cache_has_one(tmp_path):
+    from autotrans.results.store import ResultCache
+    from autotrans.tuning.strided import problem_key, strided_candidates
+    from test_problem_keys import problem_record
+    dev = _h200_info()
+    rc = ResultCache(tmp_path / "c")
+    p = layout.canonical((70, 300), (4800, 16), 8, (1, 0), 16)           # every other column: a tile problem
+    untuned, source = permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, rc)
+    assert source == "untuned" and untuned == permute_mod.strided_config(p, 16, dev.limits)
+    other = next(c for c in strided_candidates(p, dev.limits) if c != untuned)
+    key = problem_key(p, dev.id.text)
+    assert rc.put_problem(key, problem_record(key, best=other, configs=[other, untuned], n_candidates=2))
+    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, rc) == (other, "tuned")
+    conj, source = permute_mod.strided_choice(p, 16, "conj32", dev.id.text, dev.limits, rc)
+    assert conj.epilogue == "conj32" and source == "untuned"                  # conj: the untuned rule
+
+
+def _complex_cases(rng, n, dtype):
+    """(problem, input bytes, offset, alignment, numpy.conj of the permutation) of random complex views."""
+    out = []
+    e = np.dtype(dtype).itemsize
+    while len(out) < n:
+        rank = int(rng.integers(1, 5))
+        shape = tuple(int(v) for v in rng.choice([1, 2, 3, 5, 7, 17, 33], size=rank))
+        axes = tuple(int(a) for a in rng.permutation(rank))
+        dense = len(out) % 2 == 0                                           # half of them contiguous
+        steps = [1 if dense else int(rng.integers(1, 3)) for _ in shape]
+        start = 0 if dense else 1
+        big = tuple(d * s + start for d, s in zip(shape, steps))
+        base = np.random.default_rng(len(out) + 7).integers(0, 256, int(np.prod(big)) * e, dtype=np.uint8)
+        full = base.view(dtype).reshape(big)
+        view = full[tuple(slice(start, start + d * s, s) for d, s in zip(shape, steps))]
+        offset = view.__array_interface__["data"][0] - full.__array_interface__["data"][0]
+        want = np.ascontiguousarray(np.conj(np.transpose(view, axes))).view(np.uint8).reshape(-1)
+        align = layout.alignment(offset, 0)
+        out.append((layout.canonical(shape, view.strides, e, axes, align), base, offset, align, want))
+    return out
+
+
+@pytest.mark.parametrize("dtype, epilogue", [(np.complex64, "conj32"), (np.complex128, "conj64")])
+def test_conj_runs_every_problem_kind_through_an_epilogue_config_exactly(dtype, epilogue):
+    """What permute(conj=True) launches for copies, dense transposes, tile
+    and rows problems of random complex views equals numpy.conj of
+    numpy.transpose bit for bit (NaN payloads included: random bits)."""
+    dev = _h200_info()
+    cases = _complex_cases(np.random.default_rng(3), 40, dtype)
+    items = []
+    for p, src, offset, align, want in cases:
+        sp = permute_mod.as_strided(p, align)
+        cfg, _ = permute_mod.strided_choice(sp, align, epilogue, dev.id.text, dev.limits)
+        assert cfg.epilogue == epilogue
+        items.append((cfg, sp, src, np.zeros(want.size, np.uint8), offset, 0))
+    kinds = {type(c[0]).__name__ for c in cases}
+    assert kinds == {"CopyProblem", "TransposeProblem", "TileProblem", "RowsProblem"}
+    for (cfg, p, *_), got, case in zip(items, emulate_strided_many(items), cases):
+        assert got.tobytes() == case[4].tobytes(), (cfg.key, p)
+
+
+def test_conj_epilogue_by_dtype():
+    assert permute_mod._epilogue(True, "complex64", 8) == "conj32"
+    assert permute_mod._epilogue(True, "complex128", 16) == "conj64"
+    assert permute_mod._epilogue(True, "float64", 8) == "none"        # the conjugate of a real is itself
+    assert permute_mod._epilogue(False, "complex64", 8) == "none"
+    with pytest.raises(ValueError, match="complex64 and complex128"):
+        permute_mod._epilogue(True, "complex32", 4)
+    with pytest.raises(TypeError, match="conj must be"):
+        permute_mod._epilogue("yes", "complex64", 8)
+
+
+def test_explain_with_axes_names_the_problem_and_its_config():
+    from conftest import H200
+    c = autotrans.explain((64, 512, 16, 64), "float16", axes=(0, 2, 1, 3), fingerprint=H200)
+    assert isinstance(c.problem, layout.RowsProblem) and c.config.variant == "rows" and c.source == "untuned"
+    assert autotrans.explain((5, 6), "float32", axes=(0, 1), fingerprint=H200).config is None     # a copy
+    c = autotrans.explain((5, 6, 7), "complex128", axes=(2, 1, 0), conj=True, fingerprint=H200)
+    assert c.config.epilogue == "conj64" and isinstance(c.problem, layout.TileProblem)
+    with pytest.raises(ValueError, match="conj=True needs axes"):
+        autotrans.explain((5, 6), "complex64", conj=True, fingerprint=H200)

@@ -40,6 +40,8 @@ def to_torch(h):
     torch = torch_mod()
     if h.dtype == np.complex128:
         return torch.from_numpy(h.view(np.float64).copy()).cuda().view(torch.complex128)
+    if h.dtype == np.complex64:
+        return torch.from_numpy(h.view(np.float32).copy()).cuda().view(torch.complex64)
     return torch.from_numpy(h.copy()).cuda()
 
 
@@ -145,8 +147,10 @@ def test_out_and_errors():
         autotrans.permute(t, (0, 0, 1))
     with pytest.raises(ValueError, match="out of range"):
         autotrans.permute(t, (0, 1, 3))
+    same = autotrans.permute(t, (0, 2, 1), conj=True)                    # a real array's conjugate: itself
+    assert torch_host(same).tobytes() == np.ascontiguousarray(np.transpose(h, (0, 2, 1))).tobytes()
     with pytest.raises(NotImplementedError):
-        autotrans.permute(t, (0, 2, 1), conj=True)
+        autotrans.permute(t, (0, 2, 1), dtype=torch.float16)
     with pytest.raises(ValueError, match="stride"):
         autotrans.permute(t.expand(2, 4, 30, 50), (0, 1, 3, 2))          # a zero stride (broadcast)
 
@@ -163,3 +167,43 @@ def test_strided_config_choice_covers_every_element_size_and_alignment():
             r = min(e, align)
             rows = layout.RowsProblem(r, 7, (layout.Dim(3, 7 * r * 5, 7 * r), layout.Dim(5, 7 * r, 21 * r)))
             assert permute_mod.strided_config(rows, align, dev.limits).variant == "rows"
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_conj_of_random_permutations_of_views_matches_numpy(dtype):
+    """permute(conj=True) of torch and CuPy views (random bits: NaN payloads
+    included) equals numpy.conj(numpy.transpose(...)) byte for byte."""
+    rng = np.random.default_rng(11)
+    cp = pytest.importorskip("cupy")
+    for i in range(40):
+        shape, axes = case(rng, int(rng.integers(1, 5)))
+        sl, big = view_of(np.empty(shape), rng)
+        hb = host_random(big, dtype, 100 + i)
+        want = np.ascontiguousarray(np.conj(np.transpose(hb[sl], axes)))
+        got = torch_host(autotrans.permute(to_torch(hb)[sl], axes, conj=True))
+        assert got.tobytes() == want.tobytes(), (shape, axes, sl, dtype)
+        if i % 4 == 0:
+            gc = cp.asnumpy(autotrans.permute(cp.asarray(hb)[sl], axes, conj=True))
+            assert gc.tobytes() == want.tobytes(), (shape, axes, sl, dtype)
+    h = host_random((2, 1024, 768), dtype, 5)                              # a dense transpose, big enough
+    got = torch_host(autotrans.permute(to_torch(h), (0, 2, 1), conj=True))
+    assert got.tobytes() == np.ascontiguousarray(np.conj(np.transpose(h, (0, 2, 1)))).tobytes()
+
+
+def test_permute_runs_the_config_tuned_for_its_problem(tmp_path):
+    """A strided problem tuned into the cache (tune_problem, on a chosen
+    candidate that is not the untuned pick) is what permute() runs from then on."""
+    from autotrans.results.store import ResultCache
+    from autotrans.tuning.strided import strided_candidates, tune_problem
+    torch = torch_mod()
+    h = host_random((300, 800), np.float32, 9)
+    t = to_torch(h)[:, 12:712]                                           # 16-byte aligned
+    dev = driver.device_info(driver.device().ordinal)
+    p = layout.canonical((300, 700), (3200, 4), 4, (1, 0), 16)
+    untuned = permute_mod.strided_config(p, 16, dev.limits)
+    other = next(c for c in strided_candidates(p, dev.limits) if c != untuned)
+    tune_problem(p, cache=ResultCache(), configs=[other], progress=False)
+    launch.forget()
+    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits) == (other, "tuned")
+    got = torch_host(autotrans.permute(t, (1, 0)))
+    assert got.tobytes() == np.ascontiguousarray(h[:, 12:712].T).tobytes()

@@ -5,8 +5,9 @@ from ..backend.arrays import DeviceArray
 from ..tuning import runner
 from .launch import forget, transpose
 from .listing import cached
-from .permute import permute
-from .select import Choice, choose, explain
+from . import select
+from .permute import PermuteChoice, explain_permute, permute
+from .select import Choice, choose
 
 
 def tune(shape, dtype="float32", *, configs=None, cache_dir=None, save: bool = True,
@@ -24,4 +25,19 @@ def tune(shape, dtype="float32", *, configs=None, cache_dir=None, save: bool = T
     return res
 
 
-__all__ = ["tune", "transpose", "permute", "explain", "cached", "choose", "Choice", "forget", "DeviceArray"]
+def explain(shape, dtype="float32", *, axes=None, conj: bool = False, fingerprint: str | None = None,
+            cache_dir=None):
+    """Which config transpose() would use for ``shape`` ((M, N) or (B, M, N))
+    and ``dtype``, and why (a Choice). With ``axes``: what permute() would run
+    for numpy.transpose(x, axes) of a C-contiguous x of ``shape`` (1 to 8
+    axes), and why (a PermuteChoice: the canonical problem, then a copy,
+    transpose()'s Choice or a strided config). Without a GPU, pass the
+    ``fingerprint`` of the device to ask about."""
+    if axes is None:
+        if conj:
+            raise ValueError("conj=True needs axes (transpose() does not conjugate)")
+        return select.explain(shape, dtype, fingerprint=fingerprint, cache_dir=cache_dir)
+    return explain_permute(shape, axes, dtype, conj=conj, fingerprint=fingerprint, cache_dir=cache_dir)
+
+
+__all__ = ["tune", "transpose", "permute", "explain", "cached", "choose", "Choice", "PermuteChoice", "forget", "DeviceArray"]

@@ -67,6 +67,7 @@ class LRU:
 _plans = LRU(PLAN_LIMIT)
 _launchers = LRU(LAUNCHER_LIMIT)
 _routes = LRU(ROUTE_LIMIT)
+_strided = LRU(LAUNCHER_LIMIT)   # permute()'s strided launchers: (context, problem, alignment, epilogue)
 _kernels: dict = {}        # (context, config key) -> loaded Kernel; bounded by the search space
 _kernel_lock = threading.Lock()
 _gpuarray_types: set = set()
@@ -78,6 +79,7 @@ def forget() -> None:
     _plans.clear()
     _launchers.clear()
     _routes.clear()
+    _strided.clear()
     INDEX.clear()
 
 
@@ -188,11 +190,16 @@ class _Plan:
             go = _copier(ctx, self.nbytes)
             go(src, dst, stream)
             return go
-        low = (src | dst) & 15
-        align = 16 if low == 0 else low & -low
+        align = pointer_align(src, dst)
         go = _launcher(self.bmn, self.e, align, ctx, ordinal, self.tune, self.dtype)
         go(src, dst, stream)
         return go
+
+
+def pointer_align(src: int, dst: int) -> int:
+    """The largest power of two up to 16 dividing both pointers."""
+    low = (src | dst) & 15
+    return 16 if low == 0 else low & -low
 
 
 def _copier(ctx: int, nbytes: int):
@@ -441,6 +448,7 @@ def _check_cache() -> None:
     if _recheck[1] is not None and stamp != _recheck[1]:
         _launchers.clear()
         _routes.clear()
+        _strided.clear()
     _recheck[1] = stamp
 
 

@@ -1,26 +1,52 @@
-"""``autotrans explain``: which kernel transpose() would use for a shape, and why."""
+"""``autotrans explain``: which kernel transpose() (or, with --axes, permute())
+would use for a shape, and why."""
 from __future__ import annotations
 
+from ..core import layout
 from ..core.problem import format_shape
-from .common import UserError, add_cache_dir, add_command, add_dtype, printable, shape_arg
+from .common import UserError, add_cache_dir, add_command, add_dtype, printable
+from .permutation import axes_arg, c_strides, describe, shape_arg
 
-HELP = "say which kernel transpose() would use for a shape, and why"
+HELP = "say which kernel transpose() or permute() would use for a shape, and why"
 DESCRIPTION = (
     "Prints the config transpose() would pick for a shape and dtype (tuned for this shape,\n"
-    "shipped, nearest tuned shape, or the default) and the reason. Without a GPU, name the\n"
+    "shipped, nearest tuned shape, or the default) and the reason. With --axes, the\n"
+    "permutation numpy.transpose(x, AXES) of a C-contiguous x of SHAPE: its canonical\n"
+    "problem, then what permute() runs for it (a copy, transpose()'s kernel, or a strided\n"
+    "config tuned for the problem or picked by the untuned rule). Without a GPU, name the\n"
     "device with --fingerprint.")
 EXAMPLES = ("  autotrans explain 8192x8192\n"
             "  autotrans explain 4096x4096 --dtype float16 "
-            "--fingerprint 'NVIDIA H200|sm_90|132sm|driver 580.95.05|cuda 13.0'")
+            "--fingerprint 'NVIDIA H200|sm_90|132sm|driver 580.95.05|cuda 13.0'\n"
+            "  autotrans explain 64x512x16x64 --axes 0,2,1,3 --dtype float16\n"
+            "  autotrans explain 300x400x500 --axes 2,1,0 --dtype complex64 --conj")
 
 
 def register(sub) -> None:
     sp = add_command(sub, "explain", run, HELP, DESCRIPTION, EXAMPLES)
-    sp.add_argument("shape", type=shape_arg, metavar="SHAPE", help="MxN or BxMxN")
+    sp.add_argument("shape", type=shape_arg, metavar="SHAPE", help="MxN or BxMxN (with --axes: 1 to 8 dimensions)")
+    sp.add_argument("--axes", type=axes_arg, metavar="0,2,1,...",
+                    help="explain permute(x, AXES) of a C-contiguous array of SHAPE")
+    sp.add_argument("--conj", action="store_true", help="with --axes: permute(..., conj=True)")
     add_dtype(sp)
     sp.add_argument("--fingerprint", metavar="TEXT",
                     help="device fingerprint to ask about (needed without a GPU)")
     add_cache_dir(sp)
+
+    def check(args):
+        if args.axes is None:
+            if args.shape.problem:
+                sp.error(f"argument SHAPE: {args.shape.problem}")
+            if args.conj:
+                sp.error("--conj needs --axes")
+            return
+        e = args.dtype.itemsize
+        try:
+            layout.canonical(tuple(args.shape), c_strides(args.shape, e), e, args.axes)
+        except ValueError as exc:
+            sp.error(f"--axes {','.join(map(str, args.axes))} of {'x'.join(map(str, args.shape))}: {exc}")
+
+    sp.set_defaults(check=check)
 
 
 def run(args, seen) -> int:
@@ -28,11 +54,25 @@ def run(args, seen) -> int:
     from ..backend.cuda import GPUUnavailable
 
     try:
-        choice = explain(args.shape, args.dtype, fingerprint=args.fingerprint, cache_dir=args.cache_dir)
+        choice = explain(tuple(args.shape), args.dtype, axes=args.axes, conj=args.conj,
+                         fingerprint=args.fingerprint, cache_dir=args.cache_dir)
     except GPUUnavailable as exc:
         raise UserError(f"no GPU to ask ({exc}); pass --fingerprint 'NAME|sm_XX|NNsm|driver D|cuda C' "
                         "to explain the choice for another device") from None
+    if args.axes is not None:
+        return _permutation(args, choice)
     print(printable(f"{format_shape(args.shape)} {args.dtype.name}: {choice}"))
     if choice.entry is not None:
         print(printable(f"  from: {format_shape(choice.entry.shape)} on {choice.entry.device}"))
+    return 0
+
+
+def _permutation(args, choice) -> int:
+    conj = " conj" if args.conj else ""
+    print(printable(f"{'x'.join(map(str, args.shape))} {args.dtype.name} axes {','.join(map(str, args.axes))}{conj}: "
+                    f"{describe(choice.problem)}"))
+    print(printable(f"  runs: {choice}"))
+    entry = getattr(choice.transpose, "entry", None)
+    if entry is not None:
+        print(printable(f"  from: {format_shape(entry.shape)} on {entry.device}"))
     return 0
