@@ -4,6 +4,7 @@ best_strided's lookup, ``autotrans tune SHAPE --axes`` and ``autotrans show``
 with strided entries (real subprocesses, real cache files)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -84,6 +85,33 @@ def test_candidates_follow_the_problem_alignment_and_limits():
     few = strided_candidates(BATCHED, small)
     assert few and all(c.threads <= 256 and c.smem_bytes <= 16 * 1024 for c in few)
     assert len(few) < len(strided_candidates(BATCHED))
+
+
+@pytest.mark.parametrize("problem", PROBLEMS + SMALL, ids=problem_text)
+def test_the_default_is_the_widest_family_then_the_tile_row_nearest_a_row(problem):
+    """Nearest in log2 distance, a tile row longer than the row counting twice."""
+    cfgs, best = strided_candidates(problem), default_strided(problem)
+    variants = {c.variant for c in cfgs}
+    assert best.variant == ("rows" if "rows" in variants else "vec" if "vec" in variants else "tile")
+    assert best.vec_bytes == max(c.vec_bytes for c in cfgs if c.variant == best.variant)
+    row = problem.n * problem.elem
+
+    def distance(c):
+        t = c.tile_cols * c.elem_bytes
+        return np.log2(row / t) if t <= row else 2 * np.log2(t / row)
+    peers = [c for c in cfgs if (c.variant, c.vec_bytes) == (best.variant, best.vec_bytes)]
+    assert distance(best) == min(map(distance, peers))
+
+
+def test_the_default_fills_a_row_and_follows_the_epilogue():
+    assert default_strided(ROWS).tile_cols * ROWS.elem == ROWS.n * ROWS.elem == 128    # not a 64-byte tile row
+    pairs = canon((60, 40), (1, 0), np.complex64, view=np.s_[:, :30])                    # 8-byte elements
+    conj = default_strided(pairs, epilogue="conj32")
+    assert conj.epilogue == "conj32" and dataclasses.replace(conj, epilogue="none") == default_strided(pairs)
+    assert default_strided(pairs, epilogue="conj64") is None                             # 16-byte groups
+    assert default_strided(TILE, epilogue="conj32") is None                              # 4-byte elements
+    with pytest.raises(ValueError, match="epilogue must be one of"):
+        default_strided(TILE, epilogue="conj")
 
 
 def test_candidates_refuse_what_is_not_a_strided_problem():

@@ -31,14 +31,13 @@ from ..core.device import Limits
 from ..core.problem import dtype_of_size, elem_size, format_shape
 from ..kernels import strided
 from ..kernels.config import KernelConfig
-from ..tuning.strided import best_strided
+from ..tuning.strided import best_strided, default_strided
 from ..results.store import ResultCache
 from . import launch
 from .select import explain as explain_transpose
 from .index import _default_cache
 
 _strided = launch._strided     # (context, problem, alignment, epilogue) -> launcher; forget() clears it
-_FAMILY_RANK = {"rows": 2, "vec": 1, "tile": 0}
 
 
 def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
@@ -198,23 +197,13 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, finger
 
 
 def strided_config(problem: TileProblem | RowsProblem, align: int, limits, epilogue: str = "none"):
-    """The strided config a problem gets (untuned): among the strided space's
-    configs (of this epilogue) that can run it here, the rows family for rows,
-    else vector tiles before scalar ones; the widest accesses; then the tile
-    whose row is nearest the problem's row without exceeding it."""
-    fits = [c for c in strided.strided_candidates(problem, align, epilogue)
-            if not limits.problems(c.threads, c.smem_bytes)]
-    if not fits:
+    """The strided config a problem gets untuned (tuning.strided.default_strided's
+    rule); ValueError when no strided config can run it here."""
+    cfg = default_strided(problem, align, limits, epilogue)
+    if cfg is None:
         raise ValueError(f"no strided kernel can run {problem} with {align}-byte aligned pointers"
                          + (f" and the epilogue {epilogue}" if epilogue != "none" else ""))
-    row = problem.n * problem.elem
-
-    def score(c):
-        tile_row = c.tile_cols * c.elem_bytes          # a tile row no longer than a row leaves no lane idle
-        fit = -math.log2(row / tile_row) if tile_row <= row else -2 * math.log2(tile_row / row)
-        return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, fit, c.threads, c.key)
-
-    return max(fits, key=score)
+    return cfg
 
 
 # -- inputs, streams, outputs ---------------------------------------------------------

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import random
 import sys
 import time
@@ -90,28 +91,44 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     bmn = positive_bmn(shape)
     dev = driver.device()
     cfgs = list(configs) if configs is not None else candidates(bmn, e, dev.limits)
-    cfgs = [c for c in cfgs if c.elem_bytes == e]
-    first = default_config(bmn, e, dev.limits)   # a fast one first sets the early-stop bar
-    cfgs.sort(key=lambda c: c != first)
+    cfgs = default_first([c for c in cfgs if c.elem_bytes == e], default_config(bmn, e, dev.limits))
     if not cfgs:
         raise ValueError(f"no candidate configs for shape {bmn} and {e}-byte elements")
+    res = tune_candidates(cfgs, functools.partial(Buffers, bmn, e), bmn, np.dtype(dtype), str(bmn),
+                          progress=progress, reps=reps, top=top, t0=t0)
+    if save:
+        ResultCache(cache_dir).put(key_for(bmn, e), res)
+    return res
+
+
+def default_first(cfgs, first) -> list[KernelConfig]:
+    """cfgs with the untuned default ``first`` moved to the front (a fast one
+    first sets the early-stop bar), the rest in their order."""
+    return sorted(cfgs, key=lambda c: c != first)
+
+
+def tune_candidates(cfgs, make_buffers, bmn, dt, what: str, *, progress: bool | None, reps: int, top: int,
+                    t0: float) -> TuneRecord:
+    """The search tune() and tuning.strided.tune_problem share: compile cfgs,
+    verify each bit-exactly on the buffers make_buffers(seed) gives (a
+    verify.RotatingBuffers) and time it, re-time the ``top`` fastest
+    interleaved with a memcpy of the same bytes; the record (bmn: the shape
+    the kernels walk, dt: the dtype; t0: when tuning began), not stored.
+    RuntimeError naming ``what`` when no candidate passes verification."""
     show = sys.stderr.isatty() if progress is None else progress
     with _progress(show) as stage:
-        compiled = compile_configs(cfgs, dev.arch, progress=stage("compiling", len(cfgs)))
-        bufs = Buffers(bmn, e, random.getrandbits(32))
+        compiled = compile_configs(cfgs, driver.device().arch, progress=stage("compiling", len(cfgs)))
+        bufs = make_buffers(random.getrandbits(32))
         timed, failures = _run_candidates(cfgs, compiled, bufs, reps, stage("verifying + timing", len(cfgs)))
     if not timed:
-        raise RuntimeError(f"no candidate passed verification for {bmn}: {failures[:3]}")
+        raise RuntimeError(f"no candidate passed verification for {what}: {failures[:3]}")
     best_keys = sorted(timed, key=lambda k: timed[k][1].median_us)[:top]
     final = timing.interleaved({**{k: bufs.launcher(timed[k][0]) for k in best_keys},
                                "memcpy": bufs.memcpy_launcher()})
     stats = {k: s for k, (_, s) in timed.items()} | final
     mem = stats.pop("memcpy")
     best = min(best_keys, key=lambda k: stats[k].median_us)
-    res = _result(bmn, np.dtype(dtype), compiled, stats, mem, best, set(best_keys), failures, bufs.nbytes, t0)
-    if save:
-        ResultCache(cache_dir).put(key_for(bmn, e), res)
-    return res
+    return _result(bmn, dt, compiled, stats, mem, best, set(best_keys), failures, bufs.nbytes, t0)
 
 
 def key_for(bmn, elem_bytes: int, fingerprint: str | None = None) -> CacheKey:

@@ -7,15 +7,14 @@ under its ProblemKey; and the lookup dispatch uses (best_strided).
 """
 from __future__ import annotations
 
-import random
-import sys
+import functools
+import math
 import time
 
 import numpy as np
 
 from ..backend import cuda as driver
 from ..backend import memory
-from ..build.compile import compile_configs
 from ..core import layout
 from ..core.device import Limits
 from ..core.layout import RowsProblem, TileProblem
@@ -25,10 +24,9 @@ from ..kernels.strided import byte_extent, strided_args, strided_problems, strid
 from ..results.keys import ProblemKey, check_problem, problem_text
 from ..results.record import TuneRecord
 from ..results.store import ResultCache
-from . import timing
-from .runner import _progress, _result, _run_candidates
+from .runner import default_first, tune_candidates
 from .space import space_id
-from .verify import GUARD, POISON
+from .verify import GUARD, POISON, RotatingBuffers
 
 __all__ = ["strided_candidates", "default_strided", "problem_key", "extents", "host_buffers",
            "StridedBuffers", "tune_problem", "best_strided", "problem_rows", "TUNE_ALIGN"]
@@ -39,29 +37,29 @@ _FAMILY_RANK = {"rows": 2, "vec": 1, "tile": 0}
 
 # -- candidates (no GPU) ----------------------------------------------------------------
 
-def _fit(cfg: KernelConfig, problem, align: int, limits: Limits) -> list[str]:
-    """Why cfg cannot run problem here (empty when it can); only configs
-    without an epilogue (KernelConfig.epilogue "none") move a problem as it is."""
-    epilogue = getattr(cfg, "epilogue", "none")     # (KernelConfig.epilogue: being added)
-    extra = [] if epilogue == "none" else [f"{cfg.key} has the epilogue {epilogue!r}; the problem has none"]
+def _fit(cfg: KernelConfig, problem, align: int, limits: Limits, epilogue: str = "none") -> list[str]:
+    """Why cfg cannot run problem here with this epilogue (empty when it can);
+    a problem tuned here has none: only configs without one move it as it is."""
+    extra = [] if cfg.epilogue == epilogue else [f"{cfg.key} has the epilogue {cfg.epilogue!r}, not {epilogue!r}"]
     return strided_problems(cfg, problem, align) + limits.problems(cfg.threads, cfg.smem_bytes) + extra
 
 
-def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
-                    limits: Limits = Limits()) -> KernelConfig | None:
-    """The untuned rule (api.permute.strided_config's): among the configs that
-    can run the problem, the rows family for rows, else vector tiles before
-    scalar ones; the widest accesses; then the tile that wastes least of a
-    short row. None when none can."""
-    fits = [c for c in strided_space(problem.elem) if not _fit(c, problem, align, limits)]
+def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN, limits: Limits = Limits(),
+                    epilogue: str = "none") -> KernelConfig | None:
+    """The untuned rule: among the configs of this epilogue that can run the
+    problem, the rows family for rows, else vector tiles before scalar ones;
+    the widest accesses; then the tile whose row is nearest the problem's row
+    without exceeding it (log2 distance, a longer one counting twice). None
+    when none can."""
+    fits = [c for c in strided_space(problem.elem, epilogue) if not _fit(c, problem, align, limits, epilogue)]
     if not fits:
         return None
     row = problem.n * problem.elem
 
     def score(c):
-        tile_row = c.tile_cols * c.elem_bytes
-        waste = max(tile_row, row) / max(1, min(tile_row, row)) if tile_row > row else 1.0
-        return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, -waste, c.threads, c.key)
+        tile_row = c.tile_cols * c.elem_bytes          # a tile row no longer than a row leaves no lane idle
+        fit = -math.log2(row / tile_row) if tile_row <= row else -2 * math.log2(tile_row / row)
+        return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, fit, c.threads, c.key)
 
     return max(fits, key=score)
 
@@ -73,9 +71,7 @@ def strided_candidates(problem: TileProblem | RowsProblem, limits: Limits = Limi
     default first (it sets the early-stop bar), then in space order."""
     problem = check_problem(problem)
     cfgs = [c for c in strided_space(problem.elem) if not _fit(c, problem, align, limits)]
-    first = default_strided(problem, align, limits)
-    cfgs.sort(key=lambda c: c != first)
-    return cfgs
+    return default_first(cfgs, default_strided(problem, align, limits))
 
 
 def problem_key(problem, fingerprint=None) -> ProblemKey:
@@ -115,28 +111,18 @@ def host_buffers(problem: TileProblem | RowsProblem, seed: int) -> tuple[np.ndar
     return src, want, before
 
 
-class StridedBuffers:
-    """Input/output pairs for one strided problem to rotate through (cold L2),
-    as verify.Buffers for dense shapes (sizes: extents); pair 0's output sits
-    in the guarded buffer of host_buffers, checked whole after each
-    candidate's first launch."""
+class StridedBuffers(RotatingBuffers):
+    """RotatingBuffers for one strided problem (sizes: extents); pair 0's
+    output sits in the guarded buffer of host_buffers, checked whole on the
+    host after each candidate's first launch."""
 
     def __init__(self, problem: TileProblem | RowsProblem, seed: int):
-        dev = driver.device()
         self.problem = problem = check_problem(problem)
         self.bmn = strided_shape(problem)
         self.args = strided_args(problem, 0, 0)[2:]
-        self.nbytes = layout.moved_bytes(problem)
-        self.in_bytes, self.out_bytes = extents(problem)
+        super().__init__(*extents(problem), layout.moved_bytes(problem))
         src, self._want, before = host_buffers(problem, seed)
-        self.sets = timing.rotation(-(-(self.in_bytes + self.out_bytes) // 2), dev.l2_bytes)
-        self._keep = [memory.alloc(self.in_bytes) for _ in range(self.sets)]
-        self.ins = [int(a) for a in self._keep]
-        self._guarded = memory.alloc(self.out_bytes + 2 * GUARD)
         self._before = memory.alloc(self.out_bytes + 2 * GUARD)
-        self._keep += [memory.alloc(self.out_bytes) for _ in range(self.sets - 1)]
-        self.outs = [int(self._guarded) + GUARD] + [int(a) for a in self._keep[self.sets:]]
-        self.rotation = timing.Rotation(self.sets)
         memory.htod(self.ins[0], src)
         for p in self.ins[1:]:
             memory.memcpy_dtod(p, self.ins[0], self.in_bytes)
@@ -145,38 +131,15 @@ class StridedBuffers:
     def _go(self, kernel):
         return kernel.strided_launcher(self.bmn, self.args)
 
-    def launcher(self, kernel):
-        """launch(): one run of kernel on the next buffer set."""
-        ins, outs, nxt, go = self.ins, self.outs, self.rotation.next, self._go(kernel)
-
-        def launch():
-            k = nxt()
-            go(ins[k], outs[k], 0)
-        return launch
-
-    def memcpy_launcher(self):
-        """launch(): a device-to-device copy of the bytes the problem moves, on the next set."""
-        ins, outs, nxt, n = self.ins, self.outs, self.rotation.next, self.nbytes
-
-        def launch():
-            k = nxt()
-            memory.memcpy_dtod(outs[k], ins[k], n)
-        return launch
-
-    def verify(self, kernel) -> str | None:
-        """None if the kernel writes exactly the reference output and nothing
-        else of the guarded buffer (guards included). The output is first
-        filled with the complement of the right answer, so no unwritten byte
-        can pass."""
+    def _check(self, kernel) -> tuple[int, int]:
+        """The guarded buffer reset to host_buffers' before, one launch of
+        kernel, the whole buffer read back and compared with its want."""
         total = self.out_bytes + 2 * GUARD
         memory.memcpy_dtod(self._guarded, self._before, total)
         self._go(kernel)(self.ins[0], self.outs[0], 0)
         bad = memory.dtoh(self._guarded, total) != self._want
         guards = int(np.count_nonzero(bad[:GUARD])) + int(np.count_nonzero(bad[GUARD + self.out_bytes:]))
-        wrong = int(np.count_nonzero(bad[GUARD:GUARD + self.out_bytes]))
-        if wrong or guards:
-            return f"{wrong} wrong output bytes, {guards} guard bytes overwritten"
-        return None
+        return int(np.count_nonzero(bad[GUARD:GUARD + self.out_bytes])), guards
 
 
 # -- tuning ------------------------------------------------------------------------------
@@ -211,21 +174,9 @@ def tune_problem(problem: TileProblem | RowsProblem, *, cache: ResultCache | Non
     cfgs = strided_candidates(problem, dev.limits) if configs is None else _chosen(configs, problem, dev.limits)
     if not cfgs:
         raise ValueError(f"no strided config can run {problem_text(problem)[:160]}")
-    show = sys.stderr.isatty() if progress is None else progress
-    with _progress(show) as stage:
-        compiled = compile_configs(cfgs, dev.arch, progress=stage("compiling", len(cfgs)))
-        bufs = StridedBuffers(problem, random.getrandbits(32))
-        timed, failures = _run_candidates(cfgs, compiled, bufs, reps, stage("verifying + timing", len(cfgs)))
-    if not timed:
-        raise RuntimeError(f"no candidate passed verification for {problem_text(problem)[:160]}: {failures[:3]}")
-    best_keys = sorted(timed, key=lambda k: timed[k][1].median_us)[:top]
-    final = timing.interleaved({**{k: bufs.launcher(timed[k][0]) for k in best_keys},
-                               "memcpy": bufs.memcpy_launcher()})
-    stats = {k: s for k, (_, s) in timed.items()} | final
-    mem = stats.pop("memcpy")
-    best = min(best_keys, key=lambda k: stats[k].median_us)
-    res = _result(bufs.bmn, dtype_of_size(problem.elem), compiled, stats, mem, best, set(best_keys), failures,
-                  bufs.nbytes, t0)
+    res = tune_candidates(cfgs, functools.partial(StridedBuffers, problem), strided_shape(problem),
+                          dtype_of_size(problem.elem), problem_text(problem)[:160],
+                          progress=progress, reps=reps, top=top, t0=t0)
     if save:
         (cache if cache is not None else ResultCache()).put_problem(problem_key(problem, dev.id.text), res)
     return res

@@ -68,27 +68,33 @@ def check_with_guards(ptr, shape, elem_bytes: int, seed: int, guards) -> tuple[i
     return int.from_bytes(out[:8], "little"), int.from_bytes(out[8:], "little")
 
 
-class Buffers:
-    """Input/output pairs to rotate through (cold L2); pair 0's output sits
-    between poisoned guard bands for verification."""
+class RotatingBuffers:
+    """Input/output pairs to rotate through (cold L2): ``sets`` pairs, the
+    inputs ``ins`` of in_bytes, the outputs ``outs`` of out_bytes, pair 0's
+    output between guard bands of GUARD bytes (``_guarded``) for
+    verification. Subclasses give _go (a kernel's launch(src, dst)) and _check
+    (fill, run the kernel once on pair 0, count what is wrong)."""
 
-    def __init__(self, shape, elem_bytes: int, seed: int):
-        dev = driver.device()
-        self.shape, self.e, self.seed = shape, elem_bytes, seed
-        self.nbytes = int(np.prod(shape)) * elem_bytes
-        self.sets = timing.rotation(self.nbytes, dev.l2_bytes)
-        self._keep = [memory.alloc(self.nbytes) for _ in range(self.sets)]
+    def __init__(self, in_bytes: int, out_bytes: int, nbytes: int):
+        """nbytes: the bytes a kernel moves (what memcpy_launcher copies)."""
+        self.in_bytes, self.out_bytes, self.nbytes = in_bytes, out_bytes, nbytes
+        self.sets = timing.rotation(-(-(in_bytes + out_bytes) // 2), driver.device().l2_bytes)
+        self._keep = [memory.alloc(in_bytes) for _ in range(self.sets)]
         self.ins = [int(a) for a in self._keep]
-        self._guarded = memory.alloc(self.nbytes + 2 * GUARD)
-        self._keep += [memory.alloc(self.nbytes) for _ in range(self.sets - 1)]
+        self._guarded = memory.alloc(out_bytes + 2 * GUARD)
+        self._keep += [memory.alloc(out_bytes) for _ in range(self.sets - 1)]
         self.outs = [int(self._guarded) + GUARD] + [int(a) for a in self._keep[self.sets:]]
         self.rotation = timing.Rotation(self.sets)
-        for p in self.ins:
-            fill_pattern(p, self.nbytes, seed)
+
+    def _go(self, kernel):
+        raise NotImplementedError
+
+    def _check(self, kernel) -> tuple[int, int]:
+        raise NotImplementedError
 
     def launcher(self, kernel):
         """launch(): one run of kernel on the next buffer set."""
-        ins, outs, nxt, go = self.ins, self.outs, self.rotation.next, kernel.launcher(self.shape)
+        ins, outs, nxt, go = self.ins, self.outs, self.rotation.next, self._go(kernel)
 
         def launch():
             k = nxt()
@@ -96,6 +102,7 @@ class Buffers:
         return launch
 
     def memcpy_launcher(self):
+        """launch(): a device-to-device copy of the bytes a kernel moves, on the next set."""
         ins, outs, nxt, n = self.ins, self.outs, self.rotation.next, self.nbytes
 
         def launch():
@@ -104,16 +111,37 @@ class Buffers:
         return launch
 
     def verify(self, kernel) -> str | None:
-        """None if the kernel transposes bit-exactly and writes nothing outside
-        its output. The output is first filled with the complement of the right
-        answer (so no unwritten byte can pass), the guard bands with POISON."""
+        """None if the kernel writes exactly the right output and nothing else
+        of the guarded buffer (guards included), else what it got wrong. The
+        output is first filled with the complement of the right answer, so no
+        unwritten byte can pass."""
+        wrong, guards = self._check(kernel)
+        if wrong or guards:
+            return f"{wrong} wrong output bytes, {guards} guard bytes overwritten"
+        return None
+
+
+class Buffers(RotatingBuffers):
+    """RotatingBuffers for a dense B x M x N transpose: the inputs hold
+    fill_pattern's bytes, checked on the device (no reference copy)."""
+
+    def __init__(self, shape, elem_bytes: int, seed: int):
+        self.shape, self.e, self.seed = shape, elem_bytes, seed
+        nbytes = int(np.prod(shape)) * elem_bytes
+        super().__init__(nbytes, nbytes, nbytes)
+        for p in self.ins:
+            fill_pattern(p, self.nbytes, seed)
+
+    def _go(self, kernel):
+        return kernel.launcher(self.shape)
+
+    def _check(self, kernel) -> tuple[int, int]:
+        """Guard bands POISON, the output the complement of its transpose,
+        one run of kernel (called as kernel(src, dst, shape)), the counts."""
         base, n = int(self._guarded), self.nbytes
         memory.memset(base, POISON, GUARD)
         memory.memset(base + GUARD + n, POISON, GUARD)
         fill_not_transposed(self.outs[0], self.shape, self.e, self.seed)
         kernel(self.ins[0], self.outs[0], self.shape)
-        wrong, guards = check_with_guards(self.outs[0], self.shape, self.e, self.seed,
-                                                 [(base, GUARD, POISON), (base + GUARD + n, GUARD, POISON)])
-        if wrong or guards:
-            return f"{wrong} wrong output bytes, {guards} guard bytes overwritten"
-        return None
+        return check_with_guards(self.outs[0], self.shape, self.e, self.seed,
+                                 [(base, GUARD, POISON), (base + GUARD + n, GUARD, POISON)])
