@@ -7,7 +7,13 @@
    torch / CuPy, against PyCUDA's prepared call of the same kernel (the
    GPUArray path before issue 13), torch's x.mT.contiguous() and
    cupy.ascontiguousarray(x.T);
-3. the memo's memory over 100,000 distinct shapes (RSS, memo sizes).
+   and the same with out= (autotrans into a preallocated output; torch's
+   out.copy_(x.mT));
+3. the same calls split (torch needed): host time per call while the GPU is
+   kept busy (a spin kernel first, then 200 calls, fewer than the launch
+   queue holds), and GPU time per call with the queue full (events around
+   those 200 calls: kernels back to back, L2-hot);
+4. the memo's memory over 100,000 distinct shapes (RSS, memo sizes).
 
     python benchmarks/dispatch_cost.py --out benchmarks/results/dispatch
 
@@ -104,25 +110,63 @@ def pycuda_reference(driver, g):
     return call
 
 
-def steady(autotrans, driver, fw, reps: int) -> dict:
-    """Wall time per call, each followed by a synchronize, 1024x1024 float32."""
+def steady_cases(autotrans, driver, fw) -> dict:
+    """name -> (call, synchronize) of the steady-state cases, 1024x1024 float32."""
     h = np.random.default_rng(0).random((1024, 1024), dtype=np.float32)
     cases = {}
     g = driver.gpuarray().to_gpu(h)
+    go = driver.gpuarray().empty((1024, 1024), np.float32)
     cases["autotrans GPUArray"] = (lambda: autotrans.transpose(g), driver.synchronize)
+    cases["autotrans GPUArray, out="] = (lambda: autotrans.transpose(g, out=go), driver.synchronize)
     cases["PyCUDA prepared call, same kernel (the path before issue 13)"] = (pycuda_reference(driver, g),
                                                                            driver.synchronize)
     if "torch" in fw:
         t = fw["torch"]
         tx = t.from_numpy(h).cuda()
+        ty = t.empty((1024, 1024), device="cuda")
         cases["autotrans torch"] = (lambda: autotrans.transpose(tx), t.cuda.synchronize)
         cases["torch x.mT.contiguous()"] = (lambda: tx.mT.contiguous(), t.cuda.synchronize)
+        cases["autotrans torch, out="] = (lambda: autotrans.transpose(tx, out=ty), t.cuda.synchronize)
+        cases["torch out.copy_(x.mT)"] = (lambda: ty.copy_(tx.mT), t.cuda.synchronize)
     if "cupy" in fw:
         cp = fw["cupy"]
         cx = cp.asarray(h)
+        cy = cp.empty((1024, 1024), np.float32)
         sync = cp.cuda.Device().synchronize
         cases["autotrans CuPy"] = (lambda: autotrans.transpose(cx), sync)
         cases["cupy.ascontiguousarray(x.T)"] = (lambda: cp.ascontiguousarray(cx.T), sync)
+        cases["autotrans CuPy, out="] = (lambda: autotrans.transpose(cx, out=cy), sync)
+        cases["CuPy out[...] = x.T"] = (lambda: cy.__setitem__(Ellipsis, cx.T), sync)
+    return cases
+
+
+def split(fw, cases: dict, reps: int = 15, calls: int = 200) -> dict:
+    """Per case: median host µs per call with the GPU kept busy, and GPU µs per
+    call with the launch queue full (all on the legacy default stream, where
+    torch's spin kernel runs too)."""
+    t = fw["torch"]
+    out = {}
+    for name, (call, sync) in cases.items():
+        host, gpu = [], []
+        for _ in range(reps):
+            t.cuda.synchronize()
+            t.cuda._sleep(100_000_000)                # ~50 ms: the calls below queue behind it
+            s, e = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+            s.record()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                call()
+            host.append((time.perf_counter() - t0) / calls)
+            e.record()
+            e.synchronize()
+            sync()
+            gpu.append(s.elapsed_time(e) * 1e-3 / calls)
+        out[name] = {"host_us": statistics.median(host) * 1e6, "gpu_us": statistics.median(gpu) * 1e6}
+    return out
+
+
+def steady(autotrans, driver, fw, reps: int, cases: dict) -> dict:
+    """Wall time per call, each followed by a synchronize, the cases interleaved."""
     for call, sync in cases.values():
         for _ in range(20):
             call()
@@ -171,6 +215,10 @@ def markdown(doc: dict) -> str:
               "| call | median us | p10 us | p90 us |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {k} | {v['median_us']:.1f} | {v['p10_us']:.1f} | {v['p90_us']:.1f} |"
               for k, v in doc["steady"].items()]
+    if doc.get("split"):
+        lines += ["", "## The same calls split: host time (GPU kept busy) and GPU time (queue full, L2-hot)", "",
+                  "| call | host us per call | GPU us per call |", "| --- | ---: | ---: |"]
+        lines += [f"| {k} | {v['host_us']:.1f} | {v['gpu_us']:.2f} |" for k, v in doc["split"].items()]
     m = doc["memo"]
     lines += ["", f"## Memo over {m['marks'][-1]['shapes'] if m['marks'] else 0} distinct shapes "
               f"({m['seconds']:.1f} s; limits: {m['plan_limit']} plans, {m['launcher_limit']} launchers)", "",
@@ -192,8 +240,11 @@ def main(argv=None) -> int:
     from autotrans.backend import cuda as driver
     fw = _frameworks()
     doc = {"device": driver.device().id.text, "frameworks": {k: getattr(v, "__version__", "?") for k, v in fw.items()},
-           "first_call": first_calls(autotrans, driver, fw), "steady": steady(autotrans, driver, fw, args.reps),
-           "memo": memo_memory(autotrans, driver, fw, args.shapes)}
+           "first_call": first_calls(autotrans, driver, fw)}
+    cases = steady_cases(autotrans, driver, fw)
+    doc["steady"] = steady(autotrans, driver, fw, args.reps, cases)
+    doc["split"] = split(fw, cases) if "torch" in fw else {}
+    doc["memo"] = memo_memory(autotrans, driver, fw, args.shapes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "dispatch_cost.json").write_text(json.dumps(doc, indent=1) + "\n")

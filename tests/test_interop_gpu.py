@@ -304,6 +304,41 @@ def test_wrong_out_is_refused():
         autotrans.transpose(sq, out=sq)
 
 
+def test_repeat_calls_with_out_take_the_route_and_stay_checked():
+    """transpose(x, out=y) again and again (the out= route) writes the right
+    bytes every time, on torch, CuPy and PyCUDA; an overlapping, wrongly
+    shaped or lazily conjugated out on a repeat call is still refused."""
+    torch = pytest.importorskip("torch")
+    cupy = pytest.importorskip("cupy")
+    ga = driver.gpuarray()
+    h = [host_random((256, 384), np.float32, seed) for seed in range(3)]
+    want = [expect(a).tobytes() for a in h]
+    tx = [torch.from_numpy(a).cuda() for a in h]
+    ty = torch.empty((384, 256), device="cuda")
+    for k in range(9):
+        assert autotrans.transpose(tx[k % 3], out=ty) is ty
+        assert torch_bytes(ty) == want[k % 3]
+    assert any(isinstance(k, tuple) and len(k) == 2 and k[0][0] == "torch" for k in launch._routes._d)
+    sq = torch.zeros((64, 64), device="cuda")
+    autotrans.transpose(sq, out=torch.empty((64, 64), device="cuda"))
+    with pytest.raises(ValueError, match="overlaps"):
+        autotrans.transpose(sq, out=sq)
+    with pytest.raises(ValueError, match="shape"):
+        autotrans.transpose(tx[0], out=torch.empty((256, 384), device="cuda"))
+    c = torch.from_numpy(host_random((32, 48), np.complex64)).cuda()
+    co = torch.empty((48, 32), dtype=torch.complex64, device="cuda")
+    autotrans.transpose(c, out=co)
+    with pytest.raises(ValueError, match="conjugate"):
+        autotrans.transpose(c, out=co.conj())
+    cx, cy = [cupy.asarray(a) for a in h], cupy.empty((384, 256), np.float32)
+    gx, gy = [ga.to_gpu(a) for a in h], ga.empty((384, 256), np.float32)
+    for k in range(6):
+        assert autotrans.transpose(cx[k % 3], out=cy) is cy
+        assert cupy.asnumpy(cy).tobytes() == want[k % 3]
+        assert autotrans.transpose(gx[k % 3], out=gy) is gy
+        assert gy.get().tobytes() == want[k % 3]
+
+
 # -- bad input ---------------------------------------------------------------------
 
 def test_bad_torch_inputs_are_refused_clearly():

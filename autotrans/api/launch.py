@@ -277,12 +277,12 @@ def transpose(x, out=None, stream=None, *, tune=None):
     device and shape (see explain()); tune=True (or AUTOTRANS_TUNE=1) tunes
     shapes without a cached result.
     """
-    if out is None and stream is None and tune is None:
-        fast = _fast.get(type(x))
+    if stream is None and tune is None:
+        fast = (_fast if out is None else _fast_out).get(type(x))
         if fast is not None:
             if time.monotonic() >= _recheck[0]:
                 _check_cache()
-            r = fast(x)
+            r = fast(x) if out is None else fast(x, out)
             if r is not None:
                 return r
     return _transpose(x, out, stream, tune)
@@ -333,8 +333,11 @@ def _transpose(x, out, stream, tune):
         if keep is not None and isinstance(made.value, arrays.DeviceArray):
             made.value.keep = keep                        # the producer's memory outlives our read
         result = arrays.finish(made, kind, h)
-    if out is None and explicit is None and tune is None and producer is None and keep is None:
-        _remember_route(x, kind, plan, src, dst, ctx, ordinal, go)
+    if explicit is None and tune is None and producer is None and keep is None:
+        if out is None:
+            _remember_route(x, kind, plan, src, dst, ctx, ordinal, go)
+        elif o.stream is None:
+            _remember_route(x, kind, plan, src, dst, ctx, ordinal, go, out)
     return result
 
 
@@ -346,11 +349,11 @@ def _transpose(x, out, stream, tune):
 # the full way again.
 
 class _Route:
-    __slots__ = ("oshape", "go", "ctx", "ordinal", "dlow", "make", "stream")
+    __slots__ = ("oshape", "go", "ctx", "ordinal", "dlow", "make", "stream", "nbytes")
 
     def __init__(self, plan: _Plan, go, ctx: int, ordinal: int, dst: int):
         self.oshape, self.go, self.ctx, self.ordinal, self.dlow = plan.oshape, go, ctx, ordinal, dst & 15
-        self.make, self.stream = plan.new_gpuarray, None
+        self.make, self.stream, self.nbytes = plan.new_gpuarray, None, plan.nbytes
 
 
 def _torch_key(x, src: int) -> tuple:
@@ -410,16 +413,63 @@ def _pycuda_fast(x):
     return y
 
 
+def _torch_fast_out(x, out):
+    if type(out) is not type(x):
+        return None
+    try:
+        src, dst = x.data_ptr(), out.data_ptr()
+        r = _routes.get((_torch_key(x, src), _torch_key(out, dst)))
+        if r is None or x.is_conj() or x.is_neg() or out.is_conj() or out.is_neg():
+            return None
+    except RuntimeError:
+        return None
+    if src < dst + r.nbytes and dst < src + r.nbytes:
+        return None                       # overlapping: the full path says why
+    r.go(src, dst, r.stream(r.ordinal))
+    return out
+
+
+def _cupy_fast_out(x, out):
+    if type(out) is not type(x):
+        return None
+    src, dst = x.data.ptr, out.data.ptr
+    r = _routes.get((_cupy_key(x, src), _cupy_key(out, dst)))
+    if r is None or _cupy_device() != r.ordinal or (src < dst + r.nbytes and dst < src + r.nbytes):
+        return None
+    r.go(src, dst, r.stream(r.ordinal))
+    return out
+
+
+def _pycuda_fast_out(x, out):
+    if type(out) is not type(x) or x.gpudata is None or out.gpudata is None:
+        return None
+    src, dst = int(x.gpudata), int(out.gpudata)
+    r = _routes.get((_pycuda_key(x, src), _pycuda_key(out, dst)))
+    if r is None or cu.context_of(src) != r.ctx or cu.context_of(dst) != r.ctx:
+        return None
+    if src < dst + r.nbytes and dst < src + r.nbytes:
+        return None
+    r.go(src, dst, 0)
+    return out
+
+
 _cupy_device = _cupy_ndarray = None
-_KEYS = {"torch": (_torch_key, _torch_fast), "cupy": (_cupy_key, _cupy_fast), "pycuda": (_pycuda_key, _pycuda_fast)}
+_KEYS = {"torch": (_torch_key, _torch_fast, _torch_fast_out), "cupy": (_cupy_key, _cupy_fast, _cupy_fast_out),
+         "pycuda": (_pycuda_key, _pycuda_fast, _pycuda_fast_out)}
 _fast: dict = {}           # input type -> its repeat-call function
+_fast_out: dict = {}       # input type -> its repeat-call function with out=
 
 
-def _remember_route(x, kind: str, plan: _Plan, src: int, dst: int, ctx: int, ordinal: int, go) -> None:
+def _remember_route(x, kind: str, plan: _Plan, src: int, dst: int, ctx: int, ordinal: int, go,
+                    out=None) -> None:
+    """Remember how this call ran, for repeat calls like it (with out: calls
+    with an out= of the same kind and layout)."""
     global _cupy_device, _cupy_ndarray
     if kind not in _KEYS or (kind == "torch" and type(x).__module__.split(".")[0] != "torch"):
         return
-    key_of, fast = _KEYS[kind]
+    if out is not None and type(out) is not type(x):
+        return
+    key_of, fast, fast_out = _KEYS[kind]
     r = _Route(plan, go, ctx, ordinal, dst)
     if kind == "torch":
         import torch
@@ -430,11 +480,14 @@ def _remember_route(x, kind: str, plan: _Plan, src: int, dst: int, ctx: int, ord
         _cupy_device, _cupy_ndarray = cupy.cuda.runtime.getDevice, cupy.ndarray
         r.stream = lambda d: arrays.current_stream("cupy", d)
     try:
-        key = key_of(x, src)
+        key = key_of(x, src) if out is None else (key_of(x, src), key_of(out, dst))
     except (AttributeError, RuntimeError, TypeError):
         return
     _routes.put(key, r)
-    _fast[type(x)] = fast
+    if out is None:
+        _fast[type(x)] = fast
+    else:
+        _fast_out[type(x)] = fast_out
 
 
 _recheck = [0.0, None]     # when repeat calls next look at the cache file, and its stamp then
