@@ -1,4 +1,6 @@
-"""``autotrans export``, ``import`` and ``clear``: moving cached results in and out."""
+"""``autotrans export``, ``import`` and ``clear``: moving cached results in and out
+(transpose entries and strided problems' rows alike; the messages count the
+strided-problem rows apart where there are any)."""
 from __future__ import annotations
 
 import sys
@@ -13,8 +15,8 @@ STDOUT = "-"
 
 def register(sub) -> None:
     sp = add_command(sub, "export", run_export, "write cached results to a JSON file",
-                     "Writes the cached results (every device, or only --device's) to a JSON export\n"
-                     "file, or to standard output for FILE '-'. Needs no GPU.",
+                     "Writes the cached results (every device, or only --device's), strided problems'\n"
+                     "included, to a JSON export file, or to standard output for FILE '-'. Needs no GPU.",
                      "  autotrans export results.json\n"
                      "  autotrans export - --device 'NVIDIA H200|sm_90|132sm|driver 580.95.05|cuda 13.0'"
                      " > h200.json")
@@ -36,7 +38,8 @@ def register(sub) -> None:
     add_cache_dir(sp)
 
     sp = add_command(sub, "clear", run_clear, "remove cached results",
-                     "Removes cached results (all, or only --device's), after asking on a terminal.\n"
+                     "Removes cached results (all, or only --device's), strided problems' included,\n"
+                     "after asking on a terminal.\n"
                      "Without a terminal, pass --yes.",
                      "  autotrans clear\n"
                      "  autotrans clear --yes\n"
@@ -47,24 +50,42 @@ def register(sub) -> None:
     add_cache_dir(sp)
 
 
+def _and_problems(p: int, word: str, many: str) -> str:
+    """`` and P strided-problem WORDs``, or nothing for none."""
+    return f" and {plural(p, 'strided-problem ' + word, 'strided-problem ' + many)}" if p else ""
+
+
 def run_export(args, seen) -> int:
     cache = ResultCache(args.cache_dir)
     if args.file == STDOUT:
-        text, n = cache.export_text(args.device)
+        text, n, p = cache.export_rows(args.device)
         sys.stdout.write(text)
         sys.stdout.flush()
-        note(f"exported {plural(n, 'entry', 'entries')} from {cache.path} to standard output")
+        note(f"exported {_entries(n, p)} from {cache.path} to standard output")
     else:
         parent = Path(args.file).resolve().parent
         if not parent.is_dir():
             raise UserError(f"{args.file}: the folder {parent} does not exist")
-        n = cache.export_json(args.file, device=args.device)
-        print(printable(f"exported {plural(n, 'entry', 'entries')} from {cache.path} to {args.file}"))
-    if n == 0 and args.device:
-        devices = sorted({k.device for k, _ in cache.items()})
+        n, p = cache.export_file(args.file, device=args.device)
+        print(printable(f"exported {_entries(n, p)} from {cache.path} to {args.file}"))
+    if n == 0 and p == 0 and args.device:
+        devices = sorted({k.device for k, _ in cache.items()} | {k.device for k, _ in cache.problem_items()})
         note(f"warning: no entries for device {args.device!r}; devices in the cache: "
              + ("; ".join(devices) if devices else "none"))
     return 0
+
+
+def _entries(n: int, p: int) -> str:
+    return plural(n, "entry", "entries") + _and_problems(p, "entry", "entries")
+
+
+def _results(n: int, p: int) -> str:
+    return plural(n, "cached result") + _and_problems(p, "result", "results")
+
+
+def _counts(counts: dict) -> str:
+    skipped = f", {counts['skipped']} skipped (invalid)" if counts.get("skipped") else ""
+    return f"{counts['added']} added, {counts['replaced']} replaced, {counts['kept']} kept" + skipped
 
 
 def run_import(args, seen) -> int:
@@ -74,19 +95,19 @@ def run_import(args, seen) -> int:
     counts = cache.import_json(args.file, policy=args.policy)
     if cache_write_failed(seen):
         raise UserError(f"nothing was imported: the cache {cache.path} is not writable")
-    skipped = f", {counts['skipped']} skipped (invalid)" if counts.get("skipped") else ""
-    print(printable(f"imported {args.file} into {cache.path} (policy {args.policy}): "
-                    f"{counts['added']} added, {counts['replaced']} replaced, {counts['kept']} kept"
-                    + skipped))
+    share = counts.get("problems")
+    entries = {k: n - share[k] for k, n in counts.items() if k != "problems"} if share else counts
+    print(printable(f"imported {args.file} into {cache.path} (policy {args.policy}): {_counts(entries)}"
+                    + (f"; strided problems: {_counts(share)}" if share else "")))
     return 0
 
 
 def run_clear(args, seen) -> int:
     cache = ResultCache(args.cache_dir)
-    n = len(cache.items(device=args.device))
-    what = printable(plural(n, "cached result") + (f" of {args.device}" if args.device else ""))
+    n, p = len(cache.items(device=args.device)), len(cache.problem_items(device=args.device))
+    what = printable(_results(n, p) + (f" of {args.device}" if args.device else ""))
     where = printable(cache.path)
-    if n == 0:
+    if n == 0 and p == 0:
         print(f"nothing to clear in {where}")
         return 0
     if not args.yes:
@@ -100,8 +121,8 @@ def run_clear(args, seen) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing removed")
             return EXIT_ERROR
-    gone = cache.clear(device=args.device)
+    gone, gone_problems = cache.clear_each(device=args.device)
     if cache_write_failed(seen):
         raise UserError(f"the cache {cache.path} could not be cleared")
-    print(f"removed {plural(gone, 'cached result')} from {where}")
+    print(f"removed {_results(gone, gone_problems)} from {where}")
     return 0

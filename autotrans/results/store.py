@@ -25,7 +25,8 @@ from .keys import PROBLEM_SCHEMA, PROBLEM_TABLE, SCHEMA_VERSION, TABLE, CacheKey
 from .record import TuneRecord, check_problem_record, dumps, loads, loads_problem
 from .shipped import shipped_dir, shipped_entries
 from .transfer import (EXPORT_FORMAT, export_target, export_text, load_export, parse_export,
-                       read_export, warn_skipped, without_gc, write_export)
+                       parse_export_all, read_export, read_export_all, warn_skipped, without_gc,
+                       write_export)
 
 FILENAME = "results.sqlite"
 POLICIES = ("faster", "keep", "replace")
@@ -35,7 +36,8 @@ _SOUND: set = set()          # identities of database files found sound in this 
 __all__ = ["ResultCache", "CacheKey", "ProblemKey", "TuneRecord", "PROBLEM_TABLE",
            "CacheWarning", "InvalidRecordWarning", "CacheBusy",
            "CacheWriteError", "FILENAME", "POLICIES", "SCHEMA_VERSION", "TABLE", "EXPORT_FORMAT",
-           "shipped_entries", "shipped_dir", "load_export", "read_export", "parse_export"]
+           "shipped_entries", "shipped_dir", "load_export", "read_export", "parse_export",
+           "read_export_all", "parse_export_all"]
 
 _SELECT = f'SELECT key, value FROM "{TABLE}" ORDER BY key'
 _SELECT_PROBLEMS = f'SELECT key, value FROM "{PROBLEM_TABLE}" ORDER BY key'
@@ -97,7 +99,7 @@ def _decode_problems(rows, device: str | None, problems: list) -> list[tuple[Pro
     return out
 
 
-def _stored(key: CacheKey, record: TuneRecord) -> tuple:
+def _stored(key: CacheKey | ProblemKey, record: TuneRecord) -> tuple:
     """What an import keeps of a valid entry: (key text, time, stored text, None),
     or (key text, time, None, the problem) for a record over the size limit."""
     try:
@@ -246,6 +248,11 @@ class ResultCache:
     def clear(self, device: str | None = None) -> int:
         """Remove all entries (valid or not) of both tables, or only those of
         ``device``; returns how many."""
+        return sum(self.clear_each(device))
+
+    def clear_each(self, device: str | None = None) -> tuple[int, int]:
+        """:meth:`clear`, returning how many transpose entries and how many
+        strided problem rows it removed."""
         def one(con, table, device_of):
             if not db.has_table(con, table):
                 return 0
@@ -256,67 +263,53 @@ class ResultCache:
             return len(gone)
 
         def action(con):
-            return one(con, TABLE, _device_of) + one(con, PROBLEM_TABLE, _problem_device_of)
+            return one(con, TABLE, _device_of), one(con, PROBLEM_TABLE, _problem_device_of)
 
-        return self._write(action, 0)
+        return self._write(action, (0, 0))
 
     def import_json(self, path, policy: str = "faster") -> dict:
-        """Merge an export file into this cache in one transaction; returns the
-        true added/replaced/kept/skipped counts.
+        """Merge an export file (its entries and strided problem rows) into this
+        cache in one transaction; returns the true added/replaced/kept/skipped
+        counts of all rows and, if the file has problem rows, under "problems"
+        the same four counts of those alone.
 
         ``policy``: "faster" keeps whichever record has the smaller ``time_us``,
         "keep" never overwrites a valid entry, "replace" always does. Invalid
-        entries are skipped (one warning); ValueError if the file is not an
+        rows are skipped (one warning); ValueError if the file is not an
         export; CacheBusy or CacheWriteError if the cache could not be written,
         and then nothing was changed.
         """
         _check_policy(policy)
         with without_gc():
-            return self._import_entries(*read_export(path, _stored), policy, str(path))
+            return self._import_entries(read_export_all(path, _stored), policy, str(path))
 
     def import_text(self, text, policy: str = "faster", name: str = "<stdin>") -> dict:
         """:meth:`import_json` of an export file's content (str or bytes)."""
         _check_policy(policy)
         with without_gc():
-            return self._import_entries(*parse_export(text, name, _stored), policy, name)
+            return self._import_entries(parse_export_all(text, name, _stored), policy, name)
 
-    def _import_entries(self, entries, problems, policy, name) -> dict:
-        """Merge _stored() entries: (key text, time, stored text or None, its problem)."""
-        texts = {}
-        for text, time_us, encoded, problem in entries:
-            if problem is None:
-                texts.setdefault(text, []).append((time_us, encoded))
-            else:                                  # over the stored size limit
-                problems = problems + [problem]
-        warn_skipped(problems, name, stacklevel=5)
+    def _import_entries(self, parsed, policy, name) -> dict:
+        """Merge parse_export_all()'s _stored() rows, (key text, time, stored
+        text or None, its problem), into both tables in one transaction."""
+        entries, invalid, problem_entries, problem_invalid = parsed
+        texts, invalid = _by_key(entries, invalid)
+        problem_texts, problem_invalid = _by_key(problem_entries, problem_invalid)
+        warn_skipped(invalid + problem_invalid, name, stacklevel=5)
 
         def action(con):
-            stored = {t for (t,) in con.execute(f'SELECT key FROM "{TABLE}"') if t in texts}
-            current = {}
-            if policy != "replace" and stored:
-                rows = [row for row in con.execute(_SELECT) if row[0] in stored]
-                current = {k.text: r.time_us for k, r in _decode(rows, None, [])}   # invalid ones lose
-            counts = {"added": 0, "replaced": 0, "kept": 0}
-            updates = {}
-            for text, records in texts.items():
-                old = current.get(text)
-                exists = text in stored
-                for time_us, encoded in records:
-                    if not exists:
-                        outcome = "added"
-                    elif old is None or policy == "replace" or (policy == "faster" and time_us < old):
-                        outcome = "replaced"
-                    else:
-                        outcome = "kept"
-                    counts[outcome] += 1
-                    if outcome != "kept":
-                        updates[text], old, exists = encoded, time_us, True
-            con.executemany(f'INSERT OR REPLACE INTO "{TABLE}" (key, value) VALUES (?, ?)', updates.items())
-            return counts
+            counts = _merge(con, TABLE, _SELECT, _decode, texts, policy)
+            share = {"added": 0, "replaced": 0, "kept": 0}
+            if problem_texts:
+                con.execute(db.make_table(PROBLEM_TABLE))
+                share = _merge(con, PROBLEM_TABLE, _SELECT_PROBLEMS, _decode_problems, problem_texts, policy)
+            return counts, share
 
-        counts = self._write(action, None, raise_errors=True)
-        counts["skipped"] = len(problems)
-        return counts
+        counts, share = self._write(action, None, raise_errors=True)
+        counts["skipped"], share["skipped"] = len(invalid), len(problem_invalid)
+        if not any(share.values()):
+            return counts
+        return {**{k: n + share[k] for k, n in counts.items()}, "problems": share}
 
     def _write(self, action, default, raise_errors: bool = False):
         """``action(con)`` in one transaction under the writer lock. On failure:
@@ -346,21 +339,31 @@ class ResultCache:
 
     # -- export ---------------------------------------------------------------
 
+    def export_rows(self, device: str | None = None) -> tuple[str, int, int]:
+        """The export file's text of the valid entries and strided problem rows
+        (optionally only ``device``'s), and how many of each there are."""
+        entries, problem_rows = self.items(device), self.problem_items(device)
+        return export_text(entries, problem_rows), len(entries), len(problem_rows)
+
     def export_text(self, device: str | None = None) -> tuple[str, int]:
-        """The export file's text of the valid entries (optionally only
-        ``device``'s), and how many there are."""
-        entries = self.items(device)
-        return export_text(entries), len(entries)
+        """:meth:`export_rows`'s text and its count of rows of both kinds."""
+        text, n, p = self.export_rows(device)
+        return text, n + p
+
+    def export_file(self, path, device: str | None = None) -> tuple[int, int]:
+        """Write entries and strided problem rows (optionally only ``device``'s)
+        to an export file, atomically; returns how many of each. ValueError
+        (before anything is read or written) if ``path`` is not a regular file
+        or a new name: the cache's own files, SQLite databases, directories and
+        devices are refused."""
+        export_target(path, self.own_files)
+        text, n, p = self.export_rows(device)
+        write_export(path, text, self.own_files)
+        return n, p
 
     def export_json(self, path, device: str | None = None) -> int:
-        """Write entries (optionally only ``device``'s) to an export file,
-        atomically; returns the count. ValueError (before anything is read or
-        written) if ``path`` is not a regular file or a new name: the cache's own
-        files, SQLite databases, directories and devices are refused."""
-        export_target(path, self.own_files)
-        text, n = self.export_text(device)
-        write_export(path, text, self.own_files)
-        return n
+        """:meth:`export_file`, returning the count of rows of both kinds."""
+        return sum(self.export_file(path, device))
 
     # -- corruption -----------------------------------------------------------
 
@@ -405,6 +408,46 @@ class ResultCache:
                        "treating it as empty", stacklevel=7)
             return
         self._warn(f"is corrupt ({problem}); moved it to {dest} and started a fresh cache", stacklevel=7)
+
+
+def _by_key(entries, invalid: list) -> tuple[dict, list]:
+    """{key text: [(time, stored text), ...]} of _stored() rows in file order,
+    and ``invalid`` plus a line per row over the stored size limit."""
+    texts = {}
+    for text, time_us, encoded, problem in entries:
+        if problem is None:
+            texts.setdefault(text, []).append((time_us, encoded))
+        else:
+            invalid = invalid + [problem]
+    return texts, invalid
+
+
+def _merge(con, table: str, select: str, decode, texts: dict, policy: str) -> dict:
+    """Merge ``texts`` (of :func:`_by_key`) into ``table`` by ``policy``, each
+    row in file order against what is stored (``decode``: its rows' reader);
+    returns the added/replaced/kept counts."""
+    stored = {t for (t,) in con.execute(f'SELECT key FROM "{table}"') if t in texts}
+    current = {}
+    if policy != "replace" and stored:
+        rows = [row for row in con.execute(select) if row[0] in stored]
+        current = {k.text: r.time_us for k, r in decode(rows, None, [])}   # invalid ones lose
+    counts = {"added": 0, "replaced": 0, "kept": 0}
+    updates = {}
+    for text, records in texts.items():
+        old = current.get(text)
+        exists = text in stored
+        for time_us, encoded in records:
+            if not exists:
+                outcome = "added"
+            elif old is None or policy == "replace" or (policy == "faster" and time_us < old):
+                outcome = "replaced"
+            else:
+                outcome = "kept"
+            counts[outcome] += 1
+            if outcome != "kept":
+                updates[text], old, exists = encoded, time_us, True
+    con.executemany(f'INSERT OR REPLACE INTO "{table}" (key, value) VALUES (?, ?)', updates.items())
+    return counts
 
 
 def _check_policy(policy: str) -> None:

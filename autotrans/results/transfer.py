@@ -1,6 +1,19 @@
-"""Export files: ``{"format": "autotrans-cache", "schema": 1, "entries":
-[{"key": KEY TEXT, "record": STORED RECORD}, ...]}``, read (every entry
-validated) and written (atomically, to regular files only)."""
+"""Export files, read (every row validated) and written (atomically, to
+regular files only)::
+
+    {"format": "autotrans-cache", "schema": 1,
+     "entries":  [{"key": CACHE KEY TEXT,   "record": STORED RECORD}, ...],
+     "problems": [{"key": PROBLEM KEY TEXT, "record": STORED RECORD}, ...]}
+
+"entries" holds transpose results (CacheKey text ``v1|...``); "problems" holds
+strided canonical problems' results (ProblemKey text ``p1|...``, the schema in
+the key; each record also checked as ResultCache.put_problem checks it). A
+file without "problems" (every file written before it existed) reads as it
+always did; a ProblemKey under "entries" or a CacheKey under "problems" is an
+invalid row. Each invalid row gives one line naming it ("entry 3: ...",
+"problem row 0: ...") and is left out; a file that is not an export at all
+is a ValueError.
+"""
 from __future__ import annotations
 
 import gc
@@ -14,8 +27,8 @@ from pathlib import Path
 
 from ..core.paths import atomic_write
 from .errors import InvalidRecordWarning
-from .keys import SCHEMA_VERSION, CacheKey
-from .record import TuneRecord
+from .keys import PROBLEM_SCHEMA, SCHEMA_VERSION, CacheKey, ProblemKey
+from .record import TuneRecord, check_problem_record
 
 EXPORT_FORMAT = "autotrans-cache"
 MAX_EXPORT_BYTES = 4 << 30
@@ -38,22 +51,67 @@ def without_gc():
 
 def parse_export(data, name: str, convert=None) -> tuple[list, list[str]]:
     """(valid (key, record) pairs, one problem per invalid entry) of an export
-    file's content; ValueError if it is not an export at all. With
+    file's transpose entries; ValueError if it is not an export at all. With
     ``convert``, each valid pair is given as ``convert(key, record)`` instead
-    (the record is not kept)."""
+    (the record is not kept). Problem rows are not read (see
+    :func:`parse_export_all`)."""
+    entries, problems, _, _ = _parse_any(data, name, convert, False)
+    return entries, problems
+
+
+def parse_export_all(data, name: str, convert=None) -> tuple[list, list[str], list, list[str]]:
+    """:func:`parse_export`, and the same of the strided problem rows: (valid
+    pairs, a problem per invalid entry, valid problem pairs (ProblemKey,
+    record), a problem per invalid problem row)."""
+    return _parse_any(data, name, convert, True)
+
+
+def _parse_any(data, name: str, convert, with_problems: bool) -> tuple:
     convert = convert or _pair
     with without_gc():
         try:
-            return _scan_export(data, name, convert)
+            return _scan_export(data, name, _lists(convert, with_problems))
         except _NotPlain:
-            return _parse_export(data, name, convert)
+            return _parse_export(data, name, _lists(convert, with_problems))
 
 
 def _pair(key, record):
     return key, record
 
 
-def _parse_export(data, name: str, convert) -> tuple[list, list]:
+class _Rows:
+    """One list of an export file: its valid rows (as ``convert(key, record)``)
+    and one line per invalid one."""
+
+    __slots__ = ("check", "label", "convert", "valid", "invalid")
+
+    def __init__(self, check, label: str, convert):
+        self.check, self.label, self.convert = check, label, convert
+        self.valid, self.invalid = [], []
+
+    def take(self, entry, i: int) -> None:
+        try:
+            key, record = self.check(entry)
+        except ValueError as exc:
+            self.invalid.append(f"{self.label} {i}: {exc}")
+            return
+        self.valid.append(self.convert(key, record))
+
+
+def _lists(convert, with_problems: bool) -> dict:
+    """The lists to take, by field name (the problem rows only ``with_problems``)."""
+    lists = {"entries": _Rows(_entry, "entry", convert)}
+    if with_problems:
+        lists["problems"] = _Rows(_problem_entry, "problem row", convert)
+    return lists
+
+
+def _result(lists: dict) -> tuple:
+    rows, strided = lists["entries"], lists.get("problems")
+    return (rows.valid, rows.invalid) + ((strided.valid, strided.invalid) if strided else ([], []))
+
+
+def _parse_export(data, name: str, lists: dict) -> tuple:
     try:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -61,10 +119,10 @@ def _parse_export(data, name: str, convert) -> tuple[list, list]:
     except RecursionError:
         raise ValueError(f"{name} is not an autotrans cache export (nested too deeply)") from None
     _check_doc(doc, name)
-    entries, problems = [], []
-    for i, entry in enumerate(doc["entries"]):
-        _take(entry, i, convert, entries, problems)
-    return entries, problems
+    for field, rows in lists.items():
+        for i, entry in enumerate(doc.get(field, ())):
+            rows.take(entry, i)
+    return _result(lists)
 
 
 def _check_doc(doc, name: str) -> None:
@@ -75,15 +133,8 @@ def _check_doc(doc, name: str) -> None:
                          f"this version of autotrans reads schema {SCHEMA_VERSION}")
     if not isinstance(doc.get("entries"), list):
         raise ValueError(f"{name} is not an autotrans cache export (no \"entries\" list)")
-
-
-def _take(entry, i: int, convert, entries: list, problems: list) -> None:
-    try:
-        key, record = _entry(entry)
-    except ValueError as exc:
-        problems.append(f"entry {i}: {exc}")
-        return
-    entries.append(convert(key, record))
+    if not isinstance(doc.get("problems", []), list):
+        raise ValueError(f"{name} is not an autotrans cache export (its \"problems\" is not a list)")
 
 
 def _entry(entry) -> tuple[CacheKey, TuneRecord]:
@@ -93,6 +144,16 @@ def _entry(entry) -> tuple[CacheKey, TuneRecord]:
     if key.schema != SCHEMA_VERSION:
         raise ValueError(f"key schema {key.schema}, expected {SCHEMA_VERSION}")
     return key, TuneRecord.from_json(entry["record"], key)
+
+
+def _problem_entry(entry) -> tuple[ProblemKey, TuneRecord]:
+    """A problem row, checked as ResultCache.put_problem checks a record."""
+    if not isinstance(entry, dict) or entry.keys() != _ENTRY_FIELDS:
+        raise ValueError("not {\"key\": ..., \"record\": {...}}")
+    key = ProblemKey.from_text(entry["key"])
+    if key.schema != PROBLEM_SCHEMA:
+        raise ValueError(f"problem key schema {key.schema}, expected {PROBLEM_SCHEMA}")
+    return key, check_problem_record(TuneRecord.from_json(entry["record"], key), key)
 
 
 # -- the same, one entry at a time ---------------------------------------------------
@@ -111,10 +172,10 @@ class _NotPlain(Exception):
     pass
 
 
-def _scan_export(data, name: str, convert) -> tuple[list, list]:
+def _scan_export(data, name: str, lists: dict) -> tuple:
     try:
         s = data if isinstance(data, str) else data.decode(json.detect_encoding(data), "surrogatepass")
-        entries, problems, doc = [], [], {}
+        doc = {}
         c, i = _next(s, 0)
         if c != "{":
             raise _NotPlain
@@ -128,8 +189,8 @@ def _scan_export(data, name: str, convert) -> tuple[list, list]:
                 c, i = _next(s, i)
                 if c != ":" or field in doc:          # (json.loads keeps a repeated name's last value)
                     raise _NotPlain
-                if field == "entries" and s[i:i + 1] == "[":
-                    doc[field], i = [], _scan_entries(s, i + 1, convert, entries, problems)
+                if field in lists and s[i:i + 1] == "[":
+                    doc[field], i = [], _scan_entries(s, i + 1, lists[field])
                 else:
                     doc[field], i = _SCAN(s, i)
                 c, i = _next(s, i)
@@ -142,18 +203,19 @@ def _scan_export(data, name: str, convert) -> tuple[list, list]:
     except (ValueError, TypeError, AttributeError, StopIteration, RecursionError):
         raise _NotPlain from None
     _check_doc(doc, name)
-    return entries, problems
+    return _result(lists)
 
 
-def _scan_entries(s: str, i: int, convert, entries: list, problems: list) -> int:
+def _scan_entries(s: str, i: int, rows: _Rows) -> int:
     """Take each element of the array whose "[" ends at ``i``; returns the index after its "]"."""
     i = _WS.match(s, i).end()
     if s[i:i + 1] == "]":
         return i + 1
     n = 0
+    take = rows.take
     while True:
         entry, i = _SCAN(s, i)
-        _take(entry, n, convert, entries, problems)
+        take(entry, n)
         n += 1
         c, i = _next(s, i)
         if c == "]":
@@ -168,9 +230,8 @@ def _next(s: str, i: int) -> tuple[str, int]:
     return s[i:i + 1], _WS.match(s, i + 1).end()
 
 
-def read_export(path, convert=None) -> tuple[list, list[str]]:
-    """:func:`parse_export` of the file at ``path`` (a regular file of at most
-    MAX_EXPORT_BYTES; ValueError otherwise)."""
+def _read_bytes(path) -> bytes:
+    """The content of an export file: a regular file of at most MAX_EXPORT_BYTES (ValueError otherwise)."""
     path = Path(path)
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
@@ -178,8 +239,18 @@ def read_export(path, convert=None) -> tuple[list, list[str]]:
             raise ValueError(f"{path} is not an autotrans cache export (not a regular file)")
         if st.st_size > MAX_EXPORT_BYTES:
             raise ValueError(f"{path} is over {MAX_EXPORT_BYTES >> 30} GiB; not an autotrans cache export")
-        data = f.read(MAX_EXPORT_BYTES + 1)
-    return parse_export(data, str(path), convert)
+        return f.read(MAX_EXPORT_BYTES + 1)
+
+
+def read_export(path, convert=None) -> tuple[list, list[str]]:
+    """:func:`parse_export` of the file at ``path`` (a regular file of at most
+    MAX_EXPORT_BYTES; ValueError otherwise)."""
+    return parse_export(_read_bytes(path), str(Path(path)), convert)
+
+
+def read_export_all(path, convert=None) -> tuple[list, list[str], list, list[str]]:
+    """:func:`parse_export_all` of the file at ``path`` (as :func:`read_export`)."""
+    return parse_export_all(_read_bytes(path), str(Path(path)), convert)
 
 
 def warn_skipped(problems: list[str], where: str, stacklevel: int = 3) -> None:
@@ -198,10 +269,11 @@ def load_export(path) -> list[tuple[CacheKey, TuneRecord]]:
     return entries
 
 
-def export_text(entries) -> str:
-    """The export file's text for (key, record) pairs."""
+def export_text(entries, problem_rows=()) -> str:
+    """The export file's text for (CacheKey, record) and (ProblemKey, record) pairs."""
     doc = {"format": EXPORT_FORMAT, "schema": SCHEMA_VERSION,
-           "entries": [{"key": k.text, "record": r.to_json()} for k, r in entries]}
+           "entries": [{"key": k.text, "record": r.to_json()} for k, r in entries],
+           "problems": [{"key": k.text, "record": r.to_json()} for k, r in problem_rows]}
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
