@@ -20,7 +20,7 @@ from autotrans.core.paths import template_dir
 
 __path__ = [str(template_dir())]   # the family modules sit beside their templates
 
-NAMES = ("naive", "tile", "vec", "shift", "rows")
+NAMES = ("naive", "tile", "vec", "shift", "rows", "skinny")
 
 
 @functools.lru_cache(maxsize=None)

@@ -7,17 +7,22 @@ vector width must match the alignment of the shape's rows.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from .. import families
+from ..families import skinny as _skinny
 from ..core.device import Limits
 from ..core.problem import as_bmn
 from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
 from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 4
+SPACE_VERSION = 5
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
+SKINNY = _skinny.VARIANTS  # narrow and short (cuda_templates/skinny.py)
+SKINNY_BYTES = 64          # a side this short (bytes) takes a skinny tile untuned (skinny_default)
+SKINNY_FILL = 4            # skinny tiles are tried where the short side fills more than 1/4 of theirs
 # Input rows whose pitch is a multiple of this also try the band walk (xor vec
 # tiles): on the H200, 8192x8192 complex128 (128 KiB rows) went from 0.92 to
 # 0.96 of memcpy with it, while 16384x16384 float32 (64 KiB rows) lost 1-3%.
@@ -76,8 +81,12 @@ def fit_problems(cfg: KernelConfig, shape, limits: Limits = Limits()) -> list[st
     p = limits.problems(cfg.threads, cfg.smem_bytes)
     if not cfg.aligned_for(shape):
         _, m, n = as_bmn(shape)
-        p.append(f"rows of {n} and {m} elements of {cfg.elem_bytes} B are not "
-                 f"{cfg.vec_bytes}-byte aligned")
+        if cfg.variant in SKINNY:
+            p.append(f"the short side ({_skinny.side_of(cfg, m, n)} elements) is longer than "
+                     f"{cfg.key}'s {_skinny.short_side(cfg)} (skinny tiles take rows at any alignment)")
+        else:
+            p.append(f"rows of {n} and {m} elements of {cfg.elem_bytes} B are not "
+                     f"{cfg.vec_bytes}-byte aligned")
     return p
 
 
@@ -95,12 +104,16 @@ def candidates(shape, elem_bytes: int, limits: Limits = Limits()) -> list[Kernel
     a quarter of the widest aligned width or less are left out: on the H200
     they never came within 10% of the wider ones. Shift tiles are tried only
     where rows are not 16-byte aligned (elsewhere vec does the same with less),
-    the band walk only where the input row pitch is a multiple of BAND_PITCH."""
+    the band walk only where the input row pitch is a multiple of BAND_PITCH.
+    Skinny tiles run only where the shape's short side fits them (aligned_for)
+    and are tried only where it fills more than a quarter of theirs."""
     widest = widest_vector(shape, elem_bytes)
-    banded = as_bmn(shape)[2] * elem_bytes % BAND_PITCH == 0
+    _, m, n = as_bmn(shape)
+    banded = n * elem_bytes % BAND_PITCH == 0
     return [c for c in default_space(elem_bytes) if not fit_problems(c, shape, limits)
             and not (c.variant == "vec" and 4 * c.vec_bytes <= widest)
             and not (c.variant == "shift" and widest >= 16)
+            and not (c.variant in SKINNY and SKINNY_FILL * _skinny.side_of(c, m, n) <= _skinny.short_side(c))
             and (banded or c.order != "band")]
 
 
@@ -120,10 +133,44 @@ _DEFAULTS = {
 _SHIFT_DEFAULTS = {1: (128, 64, 256, 4), 2: (64, 128, 256, 2)}
 
 
+def skinny_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelConfig | None:
+    """The untuned skinny tile for a shape with a short side, else None.
+
+    A side of s <= SKINNY_BYTES bytes that a skinny config holds (the space's
+    short sides go to 32 elements and 128 bytes: in effect s <= 32 elements of
+    1 and 2 bytes, 16 of 4, 8 of 8, 4 of 16) is short: a tile family's tile (32
+    to 256 elements a side) then moves mostly nothing on that side, in narrow
+    accesses where s * elem_bytes is not a multiple of 16 (on the H200 1000000x8
+    int8 ran at 0.19 of a copy, 262144x3 and 17x100003 float16 at 0.49-0.51),
+    while a skinny tile moves whole 16-byte vectors of the long side. The pick:
+    narrow where the columns are the short side (else short), of the space's
+    smallest short side that holds it, the smallest tile of that side (8 KiB
+    where the long side allows): more blocks to spread over the SMs, four
+    vectors a thread in flight either way."""
+    _, m, n = as_bmn(shape)
+    side = min(m, n)
+    if side * elem_bytes > SKINNY_BYTES:
+        return None
+    variant = "narrow" if n <= m else "short"
+    fits = [c for c in _skinny_space(elem_bytes) if c.variant == variant and not fit_problems(c, shape, limits)]
+    return min(fits, key=lambda c: (_skinny.short_side(c), c.smem_bytes), default=None)
+
+
+@functools.lru_cache(maxsize=None)
+def _skinny_space(elem_bytes: int) -> tuple[KernelConfig, ...]:
+    """The skinny configs of default_space(elem_bytes) (once: default_config is on transpose()'s path)."""
+    return tuple(c for c in default_space(elem_bytes) if c.variant in SKINNY)
+
+
 def default_config(shape, elem_bytes: int, limits: Limits = Limits(), max_vec: int = 16) -> KernelConfig:
-    """A good config without tuning: the widest vector tile this shape's rows
-    (and pointers, max_vec) allow, a shift tile for 1- and 2-byte elements where
-    16-byte vectors do not fit, else the seeds' best classic tile."""
+    """A good config without tuning: a skinny tile where one side is short
+    (skinny_default; they take pointers at any element alignment), else the
+    widest vector tile this shape's rows (and pointers, max_vec) allow, a shift
+    tile for 1- and 2-byte elements where 16-byte vectors do not fit, else the
+    seeds' best classic tile."""
+    skinny = skinny_default(shape, elem_bytes, limits)
+    if skinny is not None:
+        return skinny
     for v in (16, 8, 4):
         if v <= max_vec and (elem_bytes, v) in _DEFAULTS:
             tr, tc, nt, r = _DEFAULTS[(elem_bytes, v)]

@@ -1,0 +1,95 @@
+"""Family ``skinny`` (skinny.cu): transposes with one short side, 16-byte
+accesses at any row and pointer alignment.
+
+Variant ``narrow`` takes inputs of N <= tile_cols columns: a block moves
+tile_rows whole input rows, one contiguous run, into N output rows.
+Variant ``short`` takes inputs of M <= tile_rows rows: a block moves
+tile_cols columns of all M rows into one contiguous run of the output.
+The run is copied through shared memory in aligned 16-byte vectors as it is;
+the short side's rows are gathered from (narrow) or scattered into (short) it
+element by element, and written or read in aligned 16-byte vectors too. With
+pad 1, shared memory holds one word more after every 16 n bytes of the run
+(n: the short side), which keeps the element-wise phase free of bank
+conflicts. vec_bytes is 16, micro_rows 1, swizzle none. Shapes whose short
+side is longer than the config's are refused (aligned_for); the template
+still moves them correctly, element by element."""
+from __future__ import annotations
+
+VARIANTS = ("narrow", "short")
+TEMPLATE = "skinny.cu"
+MAX_SIDE = 32           # the short side's most elements (smem and registers grow with it)
+MAX_STEPS = 8           # 16-byte vectors a thread holds in the load phase
+SIDES = (4, 8, 16, 32)  # short sides of the space
+SIDE_BYTES = 128        # ... up to this many bytes
+BLOCK_BYTES = (8192, 16384)   # bytes of a full tile in the space
+MAX_LONG = 1024         # KernelConfig.MAX_TILE: the long side's most elements
+MIN_LONG_BYTES = 512    # the long side's fewest bytes in the space (32 vectors)
+
+
+def short_side(c) -> int:
+    """The most elements of the short side the config takes (S)."""
+    return c.tile_cols if c.variant == "narrow" else c.tile_rows
+
+
+def long_side(c) -> int:
+    """Elements of the long side a block moves (L)."""
+    return c.tile_rows if c.variant == "narrow" else c.tile_cols
+
+
+def side_of(c, m: int, n: int) -> int:
+    """The shape's side that config c takes short: N for narrow, M for short."""
+    return n if c.variant == "narrow" else m
+
+
+def problems(c) -> list[str]:
+    e, s, l, nt = c.elem_bytes, short_side(c), long_side(c), c.threads
+    if c.vec_bytes != 16 or c.micro_rows != 1 or c.swizzle != "none" or c.pad not in (0, 1):
+        return ["skinny tiles take vec_bytes 16, micro_rows 1, swizzle none and pad 0 or 1 "
+                "(1: a word of padding after every 16 n bytes of shared memory)"]
+    p = []
+    if not 2 <= s <= MAX_SIDE:
+        p.append(f"the short side (narrow: tile_cols; short: tile_rows) must be 2..{MAX_SIDE}")
+    if l * e < 16:
+        p.append("the long side (narrow: tile_rows; short: tile_cols) must hold a 16-byte vector")
+    elif (s * l * e // 16) % nt or (s * l * e // 16) // nt > MAX_STEPS:
+        p.append(f"threads must divide the tile's 16-byte vectors, at most {MAX_STEPS} a thread")
+    return p
+
+
+def smem_bytes(c) -> int:
+    """The run (a full tile and one vector; short: and 16 bytes a row before and
+    after it, for a vector's elements outside the tile), and with pad a word
+    every 16 n bytes (at most a word every 16 bytes of the long side, and two)."""
+    e, l = c.elem_bytes, long_side(c)
+    bias = 0 if c.variant == "narrow" else 16 * short_side(c)
+    return c.tile_rows * c.tile_cols * e + 16 + 2 * bias + (l * e // 4 + 8 if c.pad else 0)
+
+
+def aligned_for(c, m: int, n: int) -> bool:
+    """Any alignment, but only shapes whose short side fits the config."""
+    return side_of(c, m, n) <= short_side(c)
+
+
+def pointer_align(c) -> int:
+    return c.elem_bytes
+
+
+def threads_for(vectors: int) -> int:
+    """Four 16-byte vectors a thread, 64 to 256 threads."""
+    return min(256, max(64, vectors // 4))
+
+
+def space(e: int):
+    """Short sides of 4..32 elements (at most 128 bytes), tiles of 8 and 16 KiB
+    where the long side allows them (512 bytes, so that a warp's 32 lanes take
+    32 vectors of one segment, which the padding spreads over the banks, to
+    1024 elements: 4 KiB for 1-byte elements by 4), four vectors a thread,
+    padded."""
+    for s in SIDES:
+        if s * e > SIDE_BYTES:
+            continue
+        for size in BLOCK_BYTES:
+            l = max(MIN_LONG_BYTES // e, min(MAX_LONG, size // (s * e)))
+            nt = threads_for(s * l * e // 16)
+            yield dict(variant="narrow", elem_bytes=e, tile_rows=l, tile_cols=s, threads=nt, vec_bytes=16, pad=1)
+            yield dict(variant="short", elem_bytes=e, tile_rows=s, tile_cols=l, threads=nt, vec_bytes=16, pad=1)

@@ -1,0 +1,264 @@
+"""The skinny family (cuda_templates/skinny.py, skinny.cu): transposes with one
+short side. Its configs compile, its template code run on the host matches
+NumPy bit for bit on every shape it takes (short sides 1..S, ragged long sides,
+batches, rows and pointers at any alignment), its element-wise phase is free
+of bank conflicts, and the search space offers and picks it only for shapes
+with a short side."""
+import dataclasses
+import subprocess
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from autotrans.build.compile import compile_configs
+from autotrans.emulate.banks import warp_ways
+from autotrans.emulate.emulator import build, emulate_many, kernel_table, trace
+from autotrans.families import skinny
+from autotrans.kernels.config import ELEM_SIZES, KernelConfig
+from autotrans.kernels.templates import render, template_file
+from autotrans.tuning.space import Limits, candidates, default_config, default_space, fit_problems
+
+H200 = Limits(max_threads=1024, smem_per_block=232448)
+
+
+def skinny_space(e):
+    return [c for c in default_space(e) if c.variant in skinny.VARIANTS]
+
+
+def random_array(rng, shape, e):
+    raw = rng.integers(0, 256, size=int(np.prod(shape)) * e, dtype=np.uint8)
+    return raw.view(f"V{e}").reshape(shape)
+
+
+def oriented(c, side, long, batch=None):
+    """A shape whose short side (narrow: N; short: M) is side."""
+    shape = (long, side) if c.variant == "narrow" else (side, long)
+    return shape if batch is None else (batch,) + shape
+
+
+def check(items, offset=0):
+    results = emulate_many(items, offset)
+    bad = []
+    for (cfg, x), r in zip(items, results):
+        want = np.ascontiguousarray(np.swapaxes(x, -1, -2))
+        if not r.guards_ok or r.out.tobytes() != want.tobytes():
+            bad.append(f"{cfg.key} {x.shape} offset={offset} guards_ok={r.guards_ok}")
+    assert not bad, bad[:10]
+
+
+def shapes(c):
+    """Short sides 1 (a copy; transpose() never sends it) to S, odd ones among
+    them; long sides of one element, ragged, one tile, several tiles; batches."""
+    s, l = skinny.short_side(c), skinny.long_side(c)
+    sides = sorted({1, 2, 3, 5, 7, 17, s // 2 + 1, s - 1, s} & set(range(1, s + 1)))
+    out = [oriented(c, n, long) for n in sides for long in (1, 7, l - 1, l, 2 * l + 3)]
+    out += [oriented(c, s, 3 * l + 17), oriented(c, sides[1], l + 1, batch=3), oriented(c, s, 2 * l - 5, batch=2)]
+    return out
+
+
+# -- the space and the config rules ---------------------------------------------
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_space_is_small_and_every_config_as_documented(e):
+    cfgs = skinny_space(e)
+    assert 4 <= len(cfgs) <= 16 and {c.variant for c in cfgs} == {"narrow", "short"}
+    for c in cfgs:
+        s, l = skinny.short_side(c), skinny.long_side(c)
+        assert s in skinny.SIDES and s * e <= skinny.SIDE_BYTES
+        assert 512 <= l * e and l <= 1024 and c.threads in (64, 128, 256)
+        assert (c.vec_bytes, c.micro_rows, c.pad, c.swizzle, c.layout) == (16, 1, 1, "none", "dense")
+        assert c.pointer_align == e
+        assert c.smem_bytes == s * l * e + 16 + 2 * (16 * s if c.variant == "short" else 0) + l * e // 4 + 8
+    mirror = {(c.tile_cols, c.tile_rows, c.threads) for c in cfgs if c.variant == "short"}
+    assert {(c.tile_rows, c.tile_cols, c.threads) for c in cfgs if c.variant == "narrow"} == mirror
+
+
+@pytest.mark.parametrize("kw, why", [
+    (dict(tile_rows=1024, tile_cols=64, threads=256), "short side"),     # narrow side past 32
+    (dict(tile_rows=8, tile_cols=8, threads=32), "long side"),           # 8 bytes: less than a vector
+    (dict(tile_rows=1024, tile_cols=8, threads=32), "threads"),          # 16 vectors a thread
+    (dict(tile_rows=1024, tile_cols=8, threads=96), "threads"),          # 512 vectors: 96 does not divide
+    (dict(tile_rows=1024, tile_cols=8, threads=128, vec_bytes=8), "vec_bytes 16"),
+    (dict(tile_rows=1024, tile_cols=8, threads=128, swizzle="xor"), "swizzle none"),
+    (dict(tile_rows=1024, tile_cols=8, threads=128, pad=2), "pad 0 or 1"),
+])
+def test_problems_refuse_what_the_template_cannot_run(kw, why):
+    kw = dict(dict(vec_bytes=16, pad=1), **kw)
+    with pytest.raises(ValueError, match=why):
+        KernelConfig("narrow", 1, **kw)
+    KernelConfig("narrow", 1, 1024, 8, 128, 16, pad=1)   # the sound one
+
+
+def test_aligned_for_takes_any_alignment_but_only_short_sides_that_fit():
+    narrow = KernelConfig("narrow", 2, 1024, 4, 128, 16, pad=1)
+    short = KernelConfig("short", 2, 4, 1024, 128, 16, pad=1)
+    for shape in [(262143, 3), (262143, 4), (2, 100001, 2), (1, 1), (7, 4)]:
+        assert narrow.aligned_for(shape) and fit_problems(narrow, shape, H200) == [], shape
+        assert short.aligned_for(shape[:-2] + shape[-2:][::-1]), shape
+    for shape in [(100, 5), (3, 262144), (1024, 1024)]:
+        assert not narrow.aligned_for(shape), shape
+        assert not short.aligned_for(shape[::-1]), shape
+        assert any("short side" in p for p in fit_problems(narrow, shape, H200))
+    with pytest.raises(ValueError, match="aligned"):
+        emulate_many([(narrow, np.zeros((100, 5), np.float16))])
+
+
+SKINNY_SHAPES = [((1000000, 8), 1), ((8, 1000000), 1), ((262144, 3), 2), ((3, 262144), 2), ((17, 100003), 2),
+                 ((100003, 17), 2), ((12, 345678), 4), ((7, 500000), 4), ((4, 2, 300001), 8), ((300001, 3), 16)]
+SQUARE_SHAPES = [(1024, 1024), (4097, 4095), (8192, 8192), (2, 512, 768), (100000, 40)]
+
+
+@pytest.mark.parametrize("shape, e", SKINNY_SHAPES)
+def test_skinny_shapes_get_skinny_candidates_and_default(shape, e):
+    m, n = shape[-2:]
+    side, variant = (n, "narrow") if n <= m else (m, "short")
+    got = [c for c in candidates(shape, e, H200) if c.variant in skinny.VARIANTS]
+    assert got and {c.variant for c in got} == {variant}
+    assert all(side <= skinny.short_side(c) < 4 * side for c in got)
+    cfg = default_config(shape, e, H200)
+    assert cfg.variant == variant and cfg in got
+    assert skinny.short_side(cfg) == min(skinny.short_side(c) for c in got)
+    assert default_config(shape, e, H200, max_vec=e) == cfg          # pointers at any element alignment
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+@pytest.mark.parametrize("shape", SQUARE_SHAPES)
+def test_square_shapes_get_no_skinny_configs(shape, e):
+    assert not any(c.variant in skinny.VARIANTS for c in candidates(shape, e, H200))
+    assert default_config(shape, e, H200).variant not in skinny.VARIANTS
+
+
+def test_the_untuned_rule_takes_short_sides_up_to_64_bytes_that_a_config_holds():
+    assert default_config((100000, 32), 1, H200).variant == "narrow"     # 32 bytes
+    assert default_config((100000, 33), 1, H200).variant != "narrow"     # no skinny config holds 33
+    assert default_config((16, 100000), 4, H200).variant == "short"      # 64 bytes
+    assert default_config((17, 100000), 4, H200).variant != "short"      # 68 bytes
+    assert default_config((100000, 4), 16, H200).variant == "narrow"
+    assert default_config((2, 18, 30), 1, H200).variant == "short"       # both short: the rows
+
+
+# -- compiled and emulated -------------------------------------------------------
+
+@pytest.mark.parametrize("key", ["narrow:e1:1024x8:t128:v16:r1:p1:none:row", "short:e16:8x64:t128:v16:r1:p0:none:row"])
+def test_line_directive_is_exact(key):
+    """No slot adds or removes a line: compiler errors point into skinny.cu."""
+    cfg = KernelConfig.from_key(key)
+    first, body = render(cfg).split("\n", 1)
+    tmpl = template_file(cfg).read_text().splitlines()
+    assert first == f'#line 1 "{template_file(cfg)}"' and len(body.splitlines()) == len(tmpl)
+    assert all(a == b for a, b in zip(body.splitlines(), tmpl) if "{" not in b)
+    other = KernelConfig.from_key(key.replace(":p1:", ":p0:") if ":p1:" in key else key.replace(":p0:", ":p1:"))
+    assert render(cfg).replace(cfg.name, "K") != render(other).replace(other.name, "K")
+
+
+@pytest.mark.slow
+def test_every_skinny_config_compiles_without_spills(tmp_path):
+    cfgs = [c for e in ELEM_SIZES for c in skinny_space(e)]
+    out = compile_configs(cfgs, "sm_90", root=tmp_path)
+    assert list(out) == [c.key for c in cfgs]
+    bad = {k: c.error[-300:] for k, c in out.items() if not c.ok}
+    assert not bad, bad
+    for key, c in out.items():
+        info = c.info
+        assert 0 < info["registers"] <= 64, (key, info)
+        assert info["spill_stores"] == 0 and info["spill_loads"] == 0, (key, info)
+        assert info["stack"] == 0 and info["lmem"] == 0, (key, info)
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_index_math_matches_numpy(e):
+    rng = np.random.default_rng(e)
+    cfgs = skinny_space(e)
+    cfgs += [dataclasses.replace(c, pad=0) for c in cfgs[:2]]   # unpadded shared memory, narrow and short
+    check([(c, random_array(rng, s, e)) for c in cfgs for s in shapes(c)])
+    table = kernel_table(cfgs)   # the same emulator: what the template says of each kernel
+    for c in cfgs:
+        assert table[c.name] == {"threads": c.threads, "smem": c.smem_bytes, "tile": (c.tile_rows, c.tile_cols)}
+
+
+@pytest.mark.parametrize("e", (1, 2, 4, 8))
+def test_pointers_at_any_element_alignment(e):
+    rng = np.random.default_rng(100 + e)
+    cfgs = skinny_space(e)
+    for offset in sorted({e, 3 * e % 16, 8} - {0}):
+        check([(c, random_array(rng, s, e)) for c in cfgs for s in shapes(c)[-9:]], offset=offset)
+
+
+# The brief's shapes (autotrans issue 14), scaled down to under 1M elements with
+# their misalignment kept: rows of odd bytes, long sides no tile divides.
+SCALED = [((100001, 8), 1), ((8, 100001), 1), ((65535, 3), 2), ((3, 65537), 2), ((17, 20011), 2),
+          ((20011, 17), 2), ((12, 34567), 4), ((7, 50001), 4), ((3, 4097, 7), 8), ((2, 3, 9999), 16)]
+
+
+@pytest.mark.parametrize("shape, e", SCALED)
+def test_scaled_issue_shapes_with_every_skinny_candidate(shape, e):
+    cfgs = [c for c in candidates(shape, e, H200) if c.variant in skinny.VARIANTS]
+    assert default_config(shape, e, H200) in cfgs
+    x = random_array(np.random.default_rng(sum(shape)), shape, e)
+    check([(c, x) for c in cfgs])
+    check([(c, x) for c in cfgs], offset=e % 16)
+
+
+def test_refused_shapes_take_the_element_wise_path(tmp_path):
+    """A short side past the config's (aligned_for refuses it; bank_report's
+    default shape has one) still transposes correctly, element by element."""
+    rng = np.random.default_rng(7)
+    for key, shape in [("narrow:e2:1024x4:t128:v16:r1:p1:none:row", (1500, 9)),
+                       ("short:e1:8x1024:t128:v16:r1:p1:none:row", (19, 2100))]:
+        cfg = KernelConfig.from_key(key)
+        assert not cfg.aligned_for(shape)
+        x = random_array(rng, shape, cfg.elem_bytes)
+        (tmp_path / "in").write_bytes(x.tobytes())
+        (tmp_path / "out").write_bytes(bytes(x.nbytes))
+        m, n = shape
+        r = subprocess.run([str(build([cfg]))], input=f"run {cfg.name} 1 {m} {n} in 0 out 0 - 0\n",
+                           capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0 and r.stdout.startswith("ok"), r.stdout + r.stderr
+        assert (tmp_path / "out").read_bytes() == np.ascontiguousarray(x.T).tobytes(), key
+
+
+# -- bank conflicts ----------------------------------------------------------------
+
+def phase_ways(cfg, shape):
+    """The worst n-way conflict of block 0's shared-memory accesses, per
+    (phase, "ld"/"st"), as banks.bank_report counts them, on this shape (the
+    report's own shape is two tiles a side: a short side the config refuses)."""
+    groups = defaultdict(list)
+    for phase, tid, seq, off, nbytes, store in trace(cfg, shape):
+        groups[(phase, seq, store, nbytes, tid // 32)].append((tid, off, nbytes))
+    worst = {}
+    for (phase, _seq, store, _nbytes, _warp), acc in groups.items():
+        k = (("load", "mid", "store")[phase], "st" if store else "ld")
+        worst[k] = max(worst.get(k, 0), warp_ways([(o, b) for _, o, b in sorted(acc)]))
+    return worst
+
+
+BANK_KEYS = ["narrow:e1:1024x8:t128", "short:e1:8x1024:t128", "narrow:e1:512x32:t256", "short:e1:32x512:t256",
+             "narrow:e2:1024x4:t128", "short:e2:16x512:t256", "narrow:e4:256x8:t128", "short:e4:4x512:t128",
+             "narrow:e8:128x16:t256", "short:e16:8x64:t128"]
+
+
+@pytest.mark.parametrize("key", BANK_KEYS)
+def test_element_wise_phase_is_free_of_bank_conflicts(key):
+    """The gather (narrow's store phase) and the scatter (short's load phase)
+    are 1-way for every short side where rows are 16-byte aligned; elsewhere the
+    vectors at the rows' ends, one a row in a last step of their own, can meet
+    in a bank (at most 3-way seen). The 16-byte copies of the run, four words
+    each, are at most 2-way."""
+    cfg = KernelConfig.from_key(key + ":v16:r1:p1:none:row")
+    s, l = skinny.short_side(cfg), skinny.long_side(cfg)
+    gather = ("store", "ld") if cfg.variant == "narrow" else ("load", "st")
+    copy = ("load", "st") if cfg.variant == "narrow" else ("store", "ld")
+    for n in sorted({2, 3, s // 2 + 1, s}):
+        aligned, ragged = phase_ways(cfg, oriented(cfg, n, 2 * l)), phase_ways(cfg, oriented(cfg, n, 2 * l + 1))
+        assert aligned[gather] == 1 and ragged[gather] <= 3, (n, aligned, ragged)
+        assert aligned[copy] <= 2 and ragged[copy] <= 2, (n, aligned, ragged)
+
+
+@pytest.mark.parametrize("key", BANK_KEYS[:2])
+def test_padding_is_what_clears_the_element_wise_phase(key):
+    cfg = KernelConfig.from_key(key + ":v16:r1:p0:none:row")
+    s, l = skinny.short_side(cfg), skinny.long_side(cfg)
+    gather = ("store", "ld") if cfg.variant == "narrow" else ("load", "st")
+    assert phase_ways(cfg, oriented(cfg, s, 2 * l))[gather] >= 16
