@@ -5,6 +5,8 @@
 //                word_at, gather) and lds_span
 //   pieces.cuh   partial global stores (stg_piece, stg_from, stg_upto)
 //   async.cuh    cp.async copies
+//   cast.cuh     element conversions of fused casts (KernelConfig.cast), bit-exact
+//                as NumPy / ml_dtypes astype
 //   tiles.cuh    the kernel arguments (Args), the grid (blocks), tiles (Tile,
 //                locate) and the walk orders
 //   kernel.cuh   the kernel skeleton (phases, run, has_mid), element-wise edge
@@ -20,6 +22,7 @@
 #include "shuffle.cuh"
 #include "pieces.cuh"
 #include "async.cuh"
+#include "cast.cuh"
 #include "tiles.cuh"
 #include "kernel.cuh"
 #include "emulate.cuh"

@@ -61,7 +61,7 @@ bool emulate_strided(const StridedArgs& a, char* smem) {
         emu_phase = 0;
         for (emu_tid = 0; emu_tid < K::NT; ++emu_tid) K::block(a, a.in, a.out, blk, emu_tid);
       } else {
-        emu_tile<K>(locate_strided<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blk), smem, blk);
+        emu_tile<K>(locate_strided<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP, out_elem<K>::value>(a, blk), smem, blk);
       }
     }
     return true;

@@ -1,10 +1,11 @@
 // autotrans: the kernel skeleton every template shares: the phases of a block
 // (phases, run, run_strided, has_mid, has_block), the element-wise paths of edge
-// tiles (with the template's store epilogue, epi_of), the kernel entries
-// (AT_KERNEL_ENTRY, AT_STRIDED_ENTRY) and the compile-time checks that Python
-// and C++ agree.
+// tiles (with the template's store epilogue, epi_of, and cast, cast_of and
+// out_elem), the kernel entries (AT_KERNEL_ENTRY, AT_STRIDED_ENTRY) and the
+// compile-time checks that Python and C++ agree.
 #pragma once
 #include "mem.cuh"
+#include "cast.cuh"
 #include "tiles.cuh"
 
 namespace at {
@@ -25,15 +26,24 @@ __host__ __device__ __forceinline__ void load_elems(const Tile& t, char* s, int 
 template <class K, class = void> struct epi_of { static constexpr int value = EPI_NONE; };
 template <class K> struct epi_of<K, decltype(void(K::EPI))> { static constexpr int value = K::EPI; };
 
+// A template's cast (KernelConfig.cast, cast.cuh's CAST_*): K::CAST where the
+// template declares `static constexpr int CAST`, else CAST_NONE; out_elem: the
+// output's element size it gives (K::E's without a cast).
+template <class K, class = void> struct cast_of { static constexpr int value = CAST_NONE; };
+template <class K> struct cast_of<K, decltype(void(K::CAST))> { static constexpr int value = K::CAST; };
+template <class K> struct out_elem { static constexpr int value = cast_out<cast_of<K>::value, K::E>(); };
+
 // store_elems applies K's epilogue to whole elements (tile.py and vec.py make
-// elements whole groups of it).
+// elements whole groups of it), or its cast (shared memory holds input elements).
 template <class K>
 __host__ __device__ __forceinline__ void store_elems(const Tile& t, const char* s, int tid) {
+  typedef typename Bytes<out_elem<K>::value>::T OutT;
   for (int i = tid; i < K::TR * K::TC; i += K::NT) {
     int c = i / K::TR, r = i % K::TR;
     if (r < t.rows && c < t.cols)
-      stg<typename K::ElemT>(t.out + c * t.ldo + (long long)r * K::E,
-                             epilogue<epi_of<K>::value>(lds<typename K::ElemT>(s, K::off(r, c))));
+      stg<OutT>(t.out + c * t.ldo + (long long)r * out_elem<K>::value,
+                epilogue<epi_of<K>::value>(cast_vec<cast_of<K>::value, typename K::ElemT, OutT>(
+                    lds<typename K::ElemT>(s, K::off(r, c)))));
   }
 }
 
@@ -85,7 +95,7 @@ __device__ __forceinline__ void run_strided(const StridedArgs& a, const char* in
   if constexpr (has_block<K>::value) {
     K::block(a, in, out, blockIdx.x, threadIdx.x);
   } else {
-    Tile t = locate_strided<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, in, out, blockIdx.x);
+    Tile t = locate_strided<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP, out_elem<K>::value>(a, in, out, blockIdx.x);
     if (t.rows == K::TR && t.cols == K::TC) phases<K, true>(t, smem);
     else phases<K, false>(t, smem);
   }

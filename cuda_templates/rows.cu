@@ -9,12 +9,19 @@
 // store. Rows, their strides and the pointers are V-byte aligned (rows.py's
 // strided_problems checks it). Stores apply the config's epilogue at their
 // byte offset from the output pointer (at::epilogue_at: a vector smaller than
-// the epilogue's group flips a bit only where it ends a group).
+// the epilogue's group flips a bit only where it ends a group), or its cast
+// (at::cast_vec, in registers): K = V / max(E, EO) elements a vector, loads of
+// VI = K * E bytes become stores of VO = K * EO (both V without a cast); TC
+// and N count elements, the rows' dst strides output bytes.
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
 struct {{ name }}_k {
-  static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }};
+  static constexpr int CAST = at::CAST_{{ c.cast | replace('>', '_') | upper }}, EO = {{ c.out_elem_bytes }};
+  static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, K = V / (E > EO ? E : EO);
+  static constexpr int VI = K * E, VO = K * EO;  // bytes a load and a store move (V, V without a cast)
+  static_assert(at::cast_in<CAST, E>() == E && at::cast_out<CAST, E>() == EO && K == {{ c.vec_elems }},
+                "KernelConfig.elem_bytes / out_elem_bytes / vec_elems (Python) disagree with at::Cast and rows.cu");
   static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
   static constexpr bool OVERLAP = false, STRIDED = true;
@@ -22,12 +29,13 @@ struct {{ name }}_k {
   static_assert(at::epi_group(EPI) == {{ c.epilogue_group }},
                 "KernelConfig.epilogue_group (Python) disagrees with at::epi_group (C++)");
   static constexpr int SMEM = 0;
-  static constexpr int TCV = TC * E / V;             // vectors of a tile row
+  static constexpr int TCV = TC / K;                 // vectors of a tile row
   static constexpr int VT = TCV < 32 ? TCV : 32;     // threads across a tile row
   static constexpr int RP = NT / VT;                 // tile rows a pass of the block moves
   static constexpr int IR = TR / RP, IV = TCV / VT;  // passes (rows a thread moves), vectors a row
-  static_assert(TC * E % V == 0 && NT % VT == 0 && TR % RP == 0 && IR >= 1, "rows.py's geometry");
-  typedef at::Bytes<V>::T VecT;
+  static_assert(TC % K == 0 && NT % VT == 0 && TR % RP == 0 && IR >= 1, "rows.py's geometry");
+  typedef at::Bytes<VI>::T VecT;
+  typedef at::Bytes<VO>::T VecOT;
 
   // One thread's share of block blk; I: the row index type (at::batch_offsets).
   template <class I>
@@ -36,7 +44,8 @@ struct {{ name }}_k {
     uint32_t b, tr, tc;
     at::walk<TR, TC, ORDER>(a.M, a.N, blk, b, tr, tc);   // b == 0: B == 1
     const long long r0 = (long long)tr * TR + tid / VT, rowb = a.N * E;
-    const long long c0 = (long long)tc * (TC * E) + (tid % VT) * V;   // this thread's first byte of a row
+    const long long c0 = (long long)tc * (TC * E) + (tid % VT) * VI;  // this thread's first byte of a row
+    const long long d0 = EO == E ? c0 : (long long)tc * (TC * EO) + (tid % VT) * VO;   // ... of an output row
     VecT w[IR][IV];
     I x[IR];
     long long oi[IR], oo[IR];
@@ -52,14 +61,15 @@ struct {{ name }}_k {
     for (int k = 0; k < IR; ++k)   // every load in flight before the first store
 #pragma unroll
       for (int j = 0; j < IV; ++j)
-        if (ok[k] && c0 + j * (VT * V) < rowb) w[k][j] = at::ldg<VecT>(in + oi[k] + c0 + j * (VT * V));
+        if (ok[k] && c0 + j * (VT * VI) < rowb) w[k][j] = at::ldg<VecT>(in + oi[k] + c0 + j * (VT * VI));
 #pragma unroll
     for (int k = 0; k < IR; ++k)
 #pragma unroll
       for (int j = 0; j < IV; ++j)
-        if (ok[k] && c0 + j * (VT * V) < rowb)
-          at::stg<VecT>(out + oo[k] + c0 + j * (VT * V),
-                        at::epilogue_at<EPI>(w[k][j], (uint32_t)(oo[k] + c0 + j * (VT * V))));
+        if (ok[k] && c0 + j * (VT * VI) < rowb)
+          at::stg<VecOT>(out + oo[k] + d0 + j * (VT * VO),
+                         at::epilogue_at<EPI>(at::cast_vec<CAST, VecT, VecOT>(w[k][j]),
+                                              (uint32_t)(oo[k] + d0 + j * (VT * VO))));
   }
 
   // at::has_block: the kernel moves its blocks itself. 32-bit row indices

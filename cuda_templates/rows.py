@@ -5,7 +5,14 @@ Strided launches only (KernelConfig.layout ``strided``). A block moves
 ``tile_rows`` rows by ``tile_cols`` elements of them with ``vec_bytes``
 accesses: min(32, vectors of a tile row) threads across a row, the rest over
 rows, each thread moving several rows (every load in flight before the first
-store). Rows, their strides and the pointers must be ``vec_bytes``-aligned."""
+store). Rows, their strides and the pointers must be ``vec_bytes``-aligned.
+
+Configs may cast (KernelConfig.cast): vec_bytes is then the wider of a
+thread's load and store, vec_elems (K) = vec_bytes / the wider element; loads
+of K input elements become stores of K output ones, converted in registers;
+tile_cols counts input elements (a tile row of tile_cols * the wider element
+bytes on that side); input rows and strides must be K * elem_bytes-aligned,
+output ones K * out_elem_bytes-aligned."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,6 +24,7 @@ TEMPLATE = "rows.cu"
 LAYOUTS = ("strided",)
 # Any element and vector size: a vector smaller than the group flips a bit where it ends one (rows.cu).
 EPILOGUES = ("none", "conj32", "conj64")
+TAKES_CASTS = True
 MAX_VECS = 16          # vectors a thread holds
 MAX_THREAD_BYTES = 128  # bytes a thread holds (registers)
 
@@ -33,7 +41,7 @@ class Geometry:
 
 
 def geometry(c) -> Geometry:
-    tcv = c.tile_cols * c.elem_bytes // c.vec_bytes
+    tcv = c.tile_cols // c.vec_elems
     lanes = max(1, min(tcv, 32))
     per = c.threads // lanes
     return Geometry(tcv, lanes, per, c.tile_rows // per, tcv // lanes)
@@ -41,13 +49,15 @@ def geometry(c) -> Geometry:
 
 def problems(c) -> list[str]:
     e, v = c.elem_bytes, c.vec_bytes
-    if v < e:
-        return ["rows' vec_bytes must be a multiple of elem_bytes"]
+    if v < max(e, c.out_elem_bytes):
+        return ["rows' vec_bytes must be a multiple of elem_bytes" + ("" if c.cast == "none" else
+                                                                     " and out_elem_bytes")]
     p = []
     if c.micro_rows != 1 or c.pad or c.swizzle != "none":
         p.append("rows take no micro_rows, pad or swizzle")
-    if (c.tile_cols * e) % v:
-        return p + ["rows' tile_cols*elem_bytes must be a multiple of vec_bytes"]
+    if c.tile_cols % c.vec_elems:
+        return p + ["rows' tile_cols*elem_bytes must be a multiple of vec_bytes" if c.cast == "none" else
+                    f"rows' tile_cols must be a multiple of vec_elems ({c.vec_elems})"]
     g = geometry(c)
     if c.tile_rows % g.per_pass:
         p.append(f"tile_rows must be a multiple of threads / min(32, vectors of a tile row) ({g.per_pass})")
@@ -63,7 +73,7 @@ def smem_bytes(c) -> int:
 
 def aligned_for(c, m: int, n: int) -> bool:
     """Whether rows of n elements are whole vectors (rows runs strided launches only)."""
-    return (n * c.elem_bytes) % c.vec_bytes == 0
+    return n % c.vec_elems == 0
 
 
 def pointer_align(c) -> int:
@@ -77,19 +87,26 @@ def space(e: int):
 
 def strided_problems(c, problem, align: int) -> list[str]:
     """Why config c cannot run this strided problem (empty when it can): a
-    RowsProblem of c's element size whose rows are whole vec_bytes vectors and
-    whose row strides and pointers (align: the largest power of two dividing
-    both) are vec_bytes-aligned."""
+    RowsProblem of c's element sizes (in and out) whose rows are whole
+    vectors (vec_bytes; with a cast, vec_elems elements) and whose row
+    strides (input: multiples of the load's bytes, output: of the store's)
+    and pointers (align: the largest power of two dividing both) are
+    vec_bytes-aligned."""
     if not isinstance(problem, RowsProblem):
         return [f"rows moves RowsProblems, not {type(problem).__name__}"]
-    e, v = c.elem_bytes, c.vec_bytes
+    e, v, k = c.elem_bytes, c.vec_bytes, c.vec_elems
+    eo = c.out_elem_bytes
     if problem.elem != e:
         return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"]
+    if problem.out_elem != eo:
+        return [f"{c.key} writes {eo}-byte elements, the problem {problem.out_elem}-byte ones"]
     p = []
-    if (problem.n * e) % v:
-        p.append(f"rows of {problem.n * e} B are not whole {v}-byte vectors")
-    if any(s % v for d in problem.rows for s in (d.src, d.dst)):
-        p.append(f"row strides must be multiples of vec_bytes ({v} B)")
+    if problem.n % k:
+        p.append(f"rows of {problem.n * e} B are not whole {v}-byte vectors" if eo == e else
+                 f"rows of {problem.n} elements are not whole {k}-element vectors")
+    if any(d.src % (k * e) or d.dst % (k * eo) for d in problem.rows):
+        p.append(f"row strides must be multiples of vec_bytes ({v} B)" if eo == e else
+                 f"row strides must be multiples of the vectors ({k * e} B in, {k * eo} B out)")
     if align % v:
         p.append(f"pointers must be {v}-byte aligned")
     return p
@@ -101,15 +118,19 @@ _STRIDED = ((16, 16, 256, 4), (16, 16, 128, 8), (16, 64, 256, 4), (16, 128, 256,
             (4, 64, 256, 4))
 
 
-def strided_space(e: int):
+def strided_space(e: int, eo: int | None = None):
     """16-byte accesses over tile rows of 16 B to 1 KiB (short rows: several
     rows a thread, up to 8), 8- and 4-byte ones for rows only that aligned,
-    and element-wide ones (32 elements a tile row) for any row."""
-    narrow = ((e, 32 * e, 256, 4),) if e < 4 else ()
+    and element-wide ones (32 elements a tile row) for any row. eo: the
+    output's element size of a cast: the same, in bytes of the wider element,
+    and at most 4 rows a thread where the cast widens (its conversions at the
+    stores would spill 8 rows' registers: ptxas 13.0, sm_90)."""
+    w = max(e, eo or e)
+    narrow = ((w, 32 * w, 256, 4),) if w < 4 else ()
     for v, rowb, nt, rows in _STRIDED + narrow:
-        if v < e:
+        if v < w or (eo or e) > e and rows > 4:
             continue
         tcv = rowb // v
         tr = nt // min(tcv, 32) * rows
-        yield dict(variant="rows", elem_bytes=e, tile_rows=tr, tile_cols=rowb // e, threads=nt, vec_bytes=v,
+        yield dict(variant="rows", elem_bytes=e, tile_rows=tr, tile_cols=rowb // w, threads=nt, vec_bytes=v,
                    layout="strided")

@@ -4,7 +4,8 @@
 // padding per row; XOR swizzle stores column c of row r at column c ^ (r % TC).
 // Input columns are t.sci bytes apart (E, but any multiple of E when strided).
 // The store phase applies the config's epilogue (at::epilogue) to each element:
-// elements are whole epilogue groups (tile.py).
+// elements are whole epilogue groups (tile.py); or its cast (at::cast_vec, one
+// element): shared memory holds input elements, stores write EO-byte ones.
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -17,10 +18,14 @@ struct {{ name }}_k {
   static_assert(at::epi_group(EPI) == {{ c.epilogue_group }},
                 "KernelConfig.epilogue_group (Python) disagrees with at::epi_group (C++)");
   static_assert(E % at::epi_group(EPI) == 0, "tile.py: elements must be whole epilogue groups");
+  static constexpr int CAST = at::CAST_{{ c.cast | replace('>', '_') | upper }}, EO = {{ c.out_elem_bytes }};
+  static_assert(at::cast_in<CAST, E>() == E && at::cast_out<CAST, E>() == EO,
+                "KernelConfig.elem_bytes / out_elem_bytes (Python) disagree with at::Cast (C++)");
   static constexpr int PAD = {{ c.pad }};
   static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
   static constexpr int SMEM = TR * (TC + PAD) * E;
   typedef at::Bytes<E>::T ElemT;
+  typedef at::Bytes<EO>::T OutT;
 
   // Byte offset in shared memory of tile element (input row r, input column c).
   __host__ __device__ static __forceinline__ uint32_t off(int r, int c) {
@@ -45,8 +50,8 @@ struct {{ name }}_k {
     for (int k = 0; k < TR * TC / NT; ++k) {
       int i = tid + k * NT, c = i / TR, r = i % TR;
       if (FULL || (r < t.rows && c < t.cols))
-        at::stg<ElemT>(t.out + (unsigned long long)(uint32_t)c * t.ldo + (long long)r * E,
-                       at::epilogue<EPI>(at::lds<ElemT>(s, off(r, c))));
+        at::stg<OutT>(t.out + (unsigned long long)(uint32_t)c * t.ldo + (long long)r * EO,
+                      at::epilogue<EPI>(at::cast_vec<CAST, ElemT, OutT>(at::lds<ElemT>(s, off(r, c)))));
     }
   }
 };

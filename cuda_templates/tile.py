@@ -1,6 +1,8 @@
 """Family ``tile`` (tile.cu): a shared-memory tile with scalar accesses (the
 classic shared, padded and XOR-swizzled tiles). Shared memory holds the tile
-in the input's orientation, rows padded by ``pad`` elements."""
+in the input's orientation, rows padded by ``pad`` elements. Strided configs
+may cast (KernelConfig.cast): shared memory holds input elements, each store
+converts one (vec_bytes: the wider of the two elements, one a thread access)."""
 from __future__ import annotations
 
 import itertools
@@ -11,12 +13,14 @@ VARIANTS = ("tile",)
 TEMPLATE = "tile.cu"
 LAYOUTS = ("dense", "strided")   # strided: TileProblems, columns any multiple of the element apart
 EPILOGUES = ("none", "conj32", "conj64")   # strided only; elements must be whole groups
+TAKES_CASTS = True   # strided only: every cast of kernels.config.CASTS
 
 
 def problems(c) -> list[str]:
     p = []
-    if c.vec_bytes != c.elem_bytes or c.micro_rows != 1:
-        p.append("tile uses scalar accesses: vec_bytes == elem_bytes, micro_rows == 1")
+    if c.vec_bytes != max(c.elem_bytes, c.out_elem_bytes) or c.micro_rows != 1:
+        p.append("tile uses scalar accesses: vec_bytes == elem_bytes (with a cast, the wider of elem_bytes "
+                 "and out_elem_bytes), micro_rows == 1")
     if (c.tile_rows * c.tile_cols) % c.threads:
         p.append("threads must divide the tile")
     if c.elem_bytes % c.epilogue_group:   # a complex array's permutation never splits a group
@@ -51,27 +55,33 @@ def space(e: int):
 
 def strided_problems(c, problem, align: int) -> list[str]:
     """Why config c cannot run this strided problem (empty when it can): a
-    TileProblem of c's element size whose pitches, column pitch (any multiple
-    of the element: the loads honour t.sci), batch strides and pointers
-    (align: the largest power of two dividing both) are element-aligned."""
+    TileProblem of c's element sizes (in and out) whose pitches, column pitch
+    (any multiple of the element: the loads honour t.sci), batch strides and
+    pointers (align: the largest power of two dividing both) are
+    element-aligned (the output's in output elements)."""
     if not isinstance(problem, TileProblem):
         return [f"tile moves TileProblems, not {type(problem).__name__}"]
-    e = c.elem_bytes
+    e, eo = c.elem_bytes, c.out_elem_bytes
     if problem.elem != e:
         return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"]
+    if problem.out_elem != eo:
+        return [f"{c.key} writes {eo}-byte elements, the problem {problem.out_elem}-byte ones"]
     p = []
-    strides = (problem.ldi, problem.ldo, problem.sci) + tuple(s for d in problem.batch for s in (d.src, d.dst))
-    if any(s % e for s in strides):
-        p.append(f"pitches and strides must be multiples of the element size ({e} B)")
-    if align % e:
-        p.append(f"pointers must be {e}-byte aligned")
+    ins = (problem.ldi, problem.sci) + tuple(d.src for d in problem.batch)
+    outs = (problem.ldo,) + tuple(d.dst for d in problem.batch)
+    if any(s % e for s in ins) or any(s % eo for s in outs):
+        p.append(f"pitches and strides must be multiples of the element size ({e} B"
+                 + (")" if e == eo else f" in, {eo} B out)"))
+    if align % max(e, eo):
+        p.append(f"pointers must be {max(e, eo)}-byte aligned")
     return p
 
 
-def strided_space(e: int):
+def strided_space(e: int, eo: int | None = None):
     """A few classic tiles for strided problems: 32x32 (padded or swizzled,
     256 or 1024 threads, either walk), 64x64, 16x16 and 8x8 ones for small
-    matrices, and 16x64 / 64x16 ones for short and narrow ones."""
+    matrices, and 16x64 / 64x16 ones for short and narrow ones. eo: the
+    output's element size of a cast (the same tiles; the config names the cast)."""
     for tr, tc, nt, pad, sw, order in ((32, 32, 256, 1, "none", "row"), (32, 32, 256, 0, "xor", "row"),
                                        (32, 32, 256, 1, "none", "col"), (32, 32, 1024, 1, "none", "row"),
                                        (64, 64, 256, 1, "none", "row"), (64, 64, 1024, 1, "none", "col"),

@@ -21,7 +21,8 @@ struct Args {
 // RowsProblem of autotrans.core.layout. Pointers, pitches and strides in
 // bytes, sizes in elements. Input element (batch, i, j) of the M x N matrices
 // is at in + sum(idx * src) + i * ldi + j * sci and goes to out + sum(idx * dst)
-// + j * ldo + i * E, where idx is the batch index b < B decomposed over the nb
+// + j * ldo + i * EO (EO: the output's element size, E's unless the kernel
+// casts; dst and ldo count output bytes), where idx is the batch index b < B decomposed over the nb
 // batch dimensions (size, innermost last; B = prod(size)). Rows kernels
 // (rows.cu) take B = 1: row i < M, decomposed over the nb dimensions instead,
 // moves its N elements from in + sum(idx * src) to out + sum(idx * dst)
@@ -169,7 +170,8 @@ __host__ __device__ __forceinline__ void batch_offsets(const StridedArgs& a, I (
 // locate for a strided launch (StridedArgs, TileProblem semantics): the same
 // walk over B matrices of M x N, matrix b at the offsets of its batch index.
 // in, out: a.in and a.out as the caller holds them (kernel.cuh's run_strided).
-template <int TR, int TC, int E, int ORDER, bool OVERLAP>
+// EO: the output's element size (E's unless the kernel casts).
+template <int TR, int TC, int E, int ORDER, bool OVERLAP, int EO = E>
 __host__ __device__ __forceinline__ Tile locate_strided(const StridedArgs& a, const char* in, char* out,
                                                         uint32_t blk) {
   const long long M = a.M, N = a.N;
@@ -184,14 +186,14 @@ __host__ __device__ __forceinline__ Tile locate_strided(const StridedArgs& a, co
   t.ldo = a.ldo;
   t.sci = a.sci;
   t.in = in + boi[0] + r0 * a.ldi + c0 * a.sci;
-  t.out = out + boo[0] + c0 * a.ldo + r0 * E;
+  t.out = out + boo[0] + c0 * a.ldo + r0 * EO;
   extent<TR, TC>(M, N, r0, c0, t);
   return t;
 }
 
-template <int TR, int TC, int E, int ORDER, bool OVERLAP>
+template <int TR, int TC, int E, int ORDER, bool OVERLAP, int EO = E>
 __host__ __device__ __forceinline__ Tile locate_strided(const StridedArgs& a, uint32_t blk) {
-  return locate_strided<TR, TC, E, ORDER, OVERLAP>(a, a.in, a.out, blk);
+  return locate_strided<TR, TC, E, ORDER, OVERLAP, EO>(a, a.in, a.out, blk);
 }
 
 }  // namespace at

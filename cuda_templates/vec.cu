@@ -8,12 +8,18 @@
 // them to the output. XOR swizzle permutes the V-byte chunks of smem row c by
 // (c / K), which spreads the load phase's chunk stores over the banks. Both
 // store paths apply the config's epilogue (at::epilogue): elements, and so
-// vectors, are whole epilogue groups (vec.py).
+// vectors, are whole epilogue groups (vec.py); or its cast (at::cast_vec):
+// shared memory holds input elements, K = V / max(E, EO) a vector, loads move
+// VI = K * E bytes and stores VO = K * EO (without a cast both are V).
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
 struct {{ name }}_k {
-  static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, R = {{ c.micro_rows }}, K = V / E;
+  static constexpr int CAST = at::CAST_{{ c.cast | replace('>', '_') | upper }}, EO = {{ c.out_elem_bytes }};
+  static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, R = {{ c.micro_rows }}, K = V / (E > EO ? E : EO);
+  static constexpr int VI = K * E, VO = K * EO;  // bytes a load and a store move (V, V without a cast)
+  static_assert(at::cast_in<CAST, E>() == E && at::cast_out<CAST, E>() == EO && K == {{ c.vec_elems }},
+                "KernelConfig.elem_bytes / out_elem_bytes / vec_elems (Python) disagree with at::Cast and vec.cu");
   static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
   static constexpr int PAD = {{ c.pad }};
@@ -24,18 +30,19 @@ struct {{ name }}_k {
   static_assert(at::epi_group(EPI) == {{ c.epilogue_group }},
                 "KernelConfig.epilogue_group (Python) disagrees with at::epi_group (C++)");
   static_assert(E % at::epi_group(EPI) == 0, "vec.py: elements must be whole epilogue groups");
-  static constexpr int ROWB = (TR + PAD) * E, NCH = TR * E / V, SMEM = TC * ROWB;
+  static constexpr int ROWB = (TR + PAD) * E, NCH = TR * E / VI, SMEM = TC * ROWB;
   static constexpr int CW = R * E / 4;  // 32-bit words per stored chunk
   static constexpr int IT1 = (TR / R) * (TC / K) / NT, IT2 = TC * (TR / K) / NT;
   typedef at::Bytes<E>::T ElemT;
-  typedef at::Bytes<V>::T VecT;
+  typedef at::Bytes<VI>::T VecT;
+  typedef at::Bytes<VO>::T VecOT;
   typedef at::Bytes<R * E>::T ChunkT;
 
   // Byte offset in shared memory of tile element (input row r, input column c).
   __host__ __device__ static __forceinline__ uint32_t off(int r, int c) {
-    int byte = r * E, ch = byte / V;
+    int byte = r * E, ch = byte / VI;
     if (XOR) ch ^= (c / K) & (NCH - 1);
-    return (uint32_t)(c * ROWB + ch * V + byte % V);
+    return (uint32_t)(c * ROWB + ch * VI + byte % VI);
   }
 
   template <bool FULL>
@@ -46,14 +53,14 @@ struct {{ name }}_k {
       // moved k * NT / VPR * R rows down: one per-thread address plus uniform
       // multiples of the 64-bit pitch (fewer registers than one product per row).
       constexpr int VPR = TC / K;
-      const char* in0 = t.in + (unsigned long long)(uint32_t)(tid / VPR * R) * t.ldi + tid % VPR * V;
+      const char* in0 = t.in + (unsigned long long)(uint32_t)(tid / VPR * R) * t.ldi + tid % VPR * VI;
 #pragma unroll
       for (int k = 0; k < IT1; ++k) {  // every load in flight before the first use
         int i = tid + k * NT, rg = i / VPR, vc = i % VPR;
 #pragma unroll
         for (int q = 0; q < R; ++q)
           w[k][q] = at::ldg<VecT>(NT % VPR == 0 ? in0 + (unsigned long long)(k * (NT / VPR) * R + q) * t.ldi
-                                                : t.in + (unsigned long long)(uint32_t)(rg * R + q) * t.ldi + vc * V);
+                                                : t.in + (unsigned long long)(uint32_t)(rg * R + q) * t.ldi + vc * VI);
       }
 #pragma unroll
       for (int k = 0; k < IT1; ++k) {
@@ -80,13 +87,13 @@ struct {{ name }}_k {
         v[k] = at::lds<VecT>(s, off(vr * K, c));
       }
       constexpr int VPC = TR / K;  // vectors per output row; as in load
-      char* out0 = t.out + (unsigned long long)(uint32_t)(tid / VPC) * t.ldo + tid % VPC * V;
+      char* out0 = t.out + (unsigned long long)(uint32_t)(tid / VPC) * t.ldo + tid % VPC * VO;
 #pragma unroll
       for (int k = 0; k < IT2; ++k) {
         int i = tid + k * NT, c = i / VPC, vr = i % VPC;
-        at::stg<VecT>(NT % VPC == 0 ? out0 + (unsigned long long)(k * (NT / VPC)) * t.ldo
-                                    : t.out + (unsigned long long)(uint32_t)c * t.ldo + vr * V,
-                      at::epilogue<EPI>(v[k]));
+        at::stg<VecOT>(NT % VPC == 0 ? out0 + (unsigned long long)(k * (NT / VPC)) * t.ldo
+                                     : t.out + (unsigned long long)(uint32_t)c * t.ldo + vr * VO,
+                       at::epilogue<EPI>(at::cast_vec<CAST, VecT, VecOT>(v[k])));
       }
     } else {
       at::store_elems<{{ name }}_k>(t, s, tid);

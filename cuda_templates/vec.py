@@ -5,7 +5,12 @@ Global accesses move ``vec_bytes`` per thread; each load step reads
 (``__byte_perm`` for 1- and 2-byte elements). Shared memory holds the tile
 transposed, rows padded by ``pad`` elements or with their ``vec_bytes``
 chunks XOR-swizzled. Every input and output row must start on a
-``vec_bytes`` boundary."""
+``vec_bytes`` boundary.
+
+Strided configs may cast (KernelConfig.cast): shared memory holds input
+elements; vec_elems (K) = vec_bytes / the wider element, so loads move K *
+elem_bytes ("vi") and stores K * out_elem_bytes ("vo"), each converting its K
+elements in registers (without a cast both are vec_bytes)."""
 from __future__ import annotations
 
 import itertools
@@ -17,23 +22,31 @@ VARIANTS = ("vec",)
 TEMPLATE = "vec.cu"
 LAYOUTS = ("dense", "strided")   # strided: TileProblems with sci == elem and vec_bytes-aligned pitches
 EPILOGUES = ("none", "conj32", "conj64")   # strided only; elements must be whole groups (as tile's)
+TAKES_CASTS = True   # strided only
 VEC_SIZES = (4, 8, 16)
 THREADS = (64, 128, 256, 512, 1024)
 TILE_BYTES = (4096, 65536)
 
 
+def widths(c) -> tuple[int, int]:
+    """(vi, vo): the bytes a thread's load and store move (vec_bytes both, without a cast)."""
+    return c.vec_elems * c.elem_bytes, c.vec_elems * c.out_elem_bytes
+
+
 def problems(c) -> list[str]:
     e, v, tr, tc, nt, r = c.elem_bytes, c.vec_bytes, c.tile_rows, c.tile_cols, c.threads, c.micro_rows
-    if v not in VEC_SIZES or v < e:
-        return [f"vec_bytes must be one of {VEC_SIZES} and >= elem_bytes"]
-    k, p = v // e, []
+    if v not in VEC_SIZES or v < max(e, c.out_elem_bytes):
+        return [f"vec_bytes must be one of {VEC_SIZES} and >= elem_bytes" + ("" if c.cast == "none" else
+                                                                             " and out_elem_bytes")]
+    k, p = c.vec_elems, []
+    vi, _ = widths(c)
     if r & (r - 1) or k % r or r * e < 4:
         p.append("micro_rows must be a power of two dividing vec_elems, with micro_rows*elem_bytes >= 4")
     if tr % k or tc % k:
         p.append("tile sides must be multiples of vec_elems")
     elif ((tr // r) * (tc // k)) % nt or (tc * (tr // k)) % nt:
         p.append("threads must divide both phases' vector steps")
-    if (c.pad * e) % v:
+    if (c.pad * e) % vi:
         p.append("pad*elem_bytes must be a multiple of vec_bytes (keeps rows aligned)")
     if e % c.epilogue_group:
         p.append(f"epilogue {c.epilogue} flips a bit of every {c.epilogue_group}-byte group and tiles move "
@@ -46,7 +59,8 @@ def smem_bytes(c) -> int:
 
 
 def aligned_for(c, m: int, n: int) -> bool:
-    return (m * c.elem_bytes) % c.vec_bytes == 0 and (n * c.elem_bytes) % c.vec_bytes == 0
+    vi, vo = widths(c)
+    return (m * c.out_elem_bytes) % vo == 0 and (n * c.elem_bytes) % vi == 0
 
 
 def pointer_align(c) -> int:
@@ -114,30 +128,44 @@ _STRIDED = {
 
 def strided_problems(c, problem, align: int) -> list[str]:
     """Why config c cannot run this strided problem (empty when it can): a
-    TileProblem of c's element size whose input columns are adjacent (sci ==
-    elem: rows are read as vectors) and whose pitches, batch strides and
-    pointers (align: the largest power of two dividing both) are multiples of
-    vec_bytes. Matrix sides may be anything (edge tiles go element-wise)."""
+    TileProblem of c's element sizes (in and out) whose input columns are
+    adjacent (sci == elem: rows are read as vectors) and whose pitches and
+    batch strides are multiples of the vectors (vec_bytes; with a cast, the
+    input's of vi, the output's of vo) and pointers (align: the largest power
+    of two dividing both) of vec_bytes. Matrix sides may be anything (edge
+    tiles go element-wise)."""
     if not isinstance(problem, TileProblem):
         return [f"vec moves TileProblems, not {type(problem).__name__}"]
     e, v = c.elem_bytes, c.vec_bytes
+    (vi, vo), eo = widths(c), c.out_elem_bytes
     if problem.elem != e:
         return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"]
+    if problem.out_elem != eo:
+        return [f"{c.key} writes {eo}-byte elements, the problem {problem.out_elem}-byte ones"]
     p = []
     if problem.sci != e:
         p.append(f"vec reads input rows as vectors: the column pitch must be the element size ({e} B), "
                  f"not {problem.sci}")
-    strides = (problem.ldi, problem.ldo) + tuple(s for d in problem.batch for s in (d.src, d.dst))
-    if any(s % v for s in strides):
-        p.append(f"row pitches and batch strides must be multiples of vec_bytes ({v} B)")
+    ins = (problem.ldi,) + tuple(d.src for d in problem.batch)
+    outs = (problem.ldo,) + tuple(d.dst for d in problem.batch)
+    if any(s % vi for s in ins) or any(s % vo for s in outs):
+        p.append(f"row pitches and batch strides must be multiples of vec_bytes ({v} B)" if vi == vo == v else
+                 f"row pitches and batch strides must be multiples of the vectors ({vi} B in, {vo} B out)")
     if align % v:
         p.append(f"pointers must be {v}-byte aligned")
     return p
 
 
-def strided_space(e: int):
-    """_STRIDED's tiles of every vector width, xor-swizzled, in both walks."""
+def strided_space(e: int, eo: int | None = None):
+    """_STRIDED's tiles of every vector width, xor-swizzled, in both walks.
+    eo: the output's element size of a cast: the tiles of the wider element,
+    micro-rows raised to a word of input elements (dropped where that does
+    not divide a vector)."""
+    w = max(e, eo or e)
     for v in VEC_SIZES:
-        for (tr, tc, nt, r), order in itertools.product(_STRIDED.get((e, v), ()), ("col", "row")):
+        for (tr, tc, nt, r), order in itertools.product(_STRIDED.get((w, v), ()), ("col", "row")):
+            r = max(r, 4 // e)
+            if (v // w) % r:
+                continue
             yield dict(variant="vec", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=v,
                        micro_rows=r, pad=0, swizzle="xor", order=order, layout="strided")

@@ -8,8 +8,8 @@ import collections
 import numpy as np
 import pytest
 
-from autotrans.core.layout import (MAX_BATCH, CopyProblem, Dim, RowsProblem, TileProblem,
-                                   TransposeProblem, alignment, apply, canonical, extent,
+from autotrans.core.layout import (CASTS, MAX_BATCH, CopyProblem, Dim, RowsProblem, TileProblem,
+                                   TransposeProblem, alignment, apply, canonical, cast_reference, extent,
                                    moved_bytes)
 
 DTYPES = {1: np.dtype("u1"), 2: np.dtype("u2"), 4: np.dtype("u4"), 8: np.dtype("u8"), 16: np.dtype("V16")}
@@ -222,6 +222,97 @@ def test_apply_refuses_short_buffers():
         apply(p, np.zeros(59, np.uint8), 60)
     with pytest.raises(ValueError, match="dst has 59 bytes"):
         apply(p, np.zeros(60, np.uint8), 59)
+
+
+# -- casts (out_itemsize) ---------------------------------------------------------------
+
+def test_random_views_permute_and_cast_like_numpy():
+    """canonical(..., out_itemsize) of every kind of view, run by apply() with
+    each cast of its element size, is the cast of NumPy's permutation; no
+    element is widened and output strides are multiples of the output's."""
+    rng = np.random.default_rng(16)
+    by_size = collections.defaultdict(list)
+    for c, (ei, eo) in CASTS.items():
+        by_size[ei].append(c)
+    kinds = collections.Counter()
+    for _ in range(1500):
+        buf, view = random_view(rng)
+        e = view.dtype.itemsize
+        if e not in by_size:
+            continue
+        cast = str(rng.choice(by_size[e]))
+        eo = CASTS[cast][1]
+        axes = random_axes(rng, view.ndim)
+        align = int(rng.choice([1, 2, 4, 8, 16, 16, 16]))
+        p = canonical(view.shape, view.strides, e, axes, align, out_itemsize=eo)
+        offset = address(view) - address(buf)
+        src = buf[offset:offset + extent(view.shape, view.strides, e)]
+        want = cast_reference(cast)(np.ascontiguousarray(view.transpose(axes))).tobytes()
+        assert moved_bytes(p) == len(want)
+        assert apply(p, src, len(want), cast).tobytes() == want, (view.shape, view.strides, axes, cast, p)
+        assert (p.elem, p.out_elem) == (e, eo), p
+        outs = {TileProblem: lambda q: [q.ldo] + [d.dst for d in q.batch],
+                RowsProblem: lambda q: [d.dst for d in q.rows]}.get(type(p), lambda q: [])(p)
+        assert all(s % eo == 0 for s in outs), p
+        kinds[type(p).__name__] += 1
+    assert min(kinds[k] for k in ("CopyProblem", "TransposeProblem", "TileProblem", "RowsProblem")) >= 30, kinds
+
+
+def test_casts_never_widen_elements():
+    x = np.zeros((2, 3, 5, 64), "f2")
+    rows = (Dim(2, 3 * 5 * 64 * 2, 3 * 5 * 64 * 4), Dim(5, 128, 3 * 64 * 4), Dim(3, 5 * 128, 64 * 4))
+    assert canonical(x.shape, x.strides, 2, (0, 2, 1, 3), out_itemsize=4) == RowsProblem(2, 64, rows, 4)
+    same = canonical(x.shape, x.strides, 2, (0, 2, 1, 3), out_itemsize=2)    # float16 -> bfloat16
+    rows2 = tuple(Dim(d.size, d.src, d.dst // 2) for d in rows)
+    assert same == RowsProblem(2, 64, rows2, 2) and same == RowsProblem(2, 64, rows2)
+    assert forms(x, (0, 2, 1, 3)) == RowsProblem(16, 8, rows2)
+    y = np.zeros((2, 3, 5, 4), "f2")                  # 8-byte rows: promoted without a cast, not with one
+    assert canonical(y.shape, y.strides, 2, (0, 2, 1, 3), 8) == TransposeProblem(8, (2, 3, 5))
+    assert isinstance(canonical(y.shape, y.strides, 2, (0, 2, 1, 3), 8, out_itemsize=2), RowsProblem)
+    z = np.zeros((3, 6, 10), "f4")
+    assert canonical(z.shape, z.strides, 4, (0, 2, 1), out_itemsize=2) == TransposeProblem(4, (3, 6, 10), 2)
+    assert canonical(z.shape, z.strides, 4, (0, 1, 2), out_itemsize=8) == CopyProblem(720, 4, 8)
+    assert canonical((1,), (4,), 4, (0,), out_itemsize=2) == CopyProblem(4, 4, 2)
+    assert canonical(z.shape, z.strides, 4, (2, 1, 0), out_itemsize=2) == TileProblem(
+        4, m=3, n=10, ldi=240, ldo=36, sci=4, batch=(Dim(6, 40, 6),), out_elem=2)
+    v = np.zeros(20, "f4")[::2]
+    assert canonical(v.shape, v.strides, 4, (0,), out_itemsize=8) == TileProblem(4, 10, 1, 8, 80, 4, (), 8)
+    assert canonical(z.shape, z.strides, 4, (0, 2, 1), out_itemsize=None) == forms(z, (0, 2, 1))
+
+
+def test_problems_without_a_cast_are_as_before():
+    t = TileProblem(4, 3, 5, 20, 12, 4, ())
+    assert t.out_elem == 4 and t == TileProblem(4, 3, 5, 20, 12, 4, (), 4) and hash(t) == hash(
+        TileProblem(4, 3, 5, 20, 12, 4, (), 4))
+    assert t != TileProblem(4, 3, 5, 20, 12, 4, (), 2)
+    assert CopyProblem(8) == CopyProblem(8, 1, 1) and CopyProblem(8).out_elem == 1
+    assert TransposeProblem(2, (1, 3, 3)) == TransposeProblem(2, (1, 3, 3), 2)
+    assert RowsProblem(4, 2, (Dim(2, 8, 8),)).out_elem == 4
+
+
+def test_apply_needs_the_cast_of_a_casting_problem():
+    p = TransposeProblem(4, (1, 3, 5), 2)
+    src = np.arange(60, dtype=np.uint8)
+    with pytest.raises(ValueError, match="casts 4-byte elements to 2-byte ones: apply needs its cast"):
+        apply(p, src, 30)
+    with pytest.raises(ValueError, match="cast f32>f64 converts 4-byte elements to 8-byte ones"):
+        apply(p, src, 30, "f32>f64")
+    with pytest.raises(ValueError, match="unknown cast"):
+        apply(p, src, 30, "f32>f8")
+    with pytest.raises(TypeError, match="cast must be a cast name or a function"):
+        apply(p, src, 30, 3)
+    halves = apply(p, src, 30, lambda w: (w >> 16).astype(np.uint16))    # any function of the words
+    want = (src.view("<u4").reshape(3, 5).T >> 16).astype("<u2")
+    assert halves.tobytes() == want.tobytes()
+    with pytest.raises(ValueError, match="dst has 29 bytes"):
+        apply(p, src, 29, "f32>f16")
+
+
+def test_bad_out_itemsize():
+    with pytest.raises(ValueError, match=r"itemsize 3 is not one of"):
+        canonical((2, 3), (12, 4), 4, (1, 0), out_itemsize=3)
+    with pytest.raises(ValueError, match=r"itemsize must be an integer"):
+        canonical((2, 3), (12, 4), 4, (1, 0), out_itemsize=2.0)
 
 
 # -- bad input -----------------------------------------------------------------------

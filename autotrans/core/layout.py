@@ -5,6 +5,14 @@ A permutation of a strided N-d input into a C-contiguous output is fused
 classified as one of the problems below. All strides and pitches are in
 bytes, all sizes in elements of ``elem`` bytes.
 
+A permutation may cast too (``canonical(..., out_itemsize=)``): the problems
+then carry the output's element size, ``out_elem`` (None, the default, is
+``elem``: problems without a cast compare, hash and key as before), output
+strides count output bytes, and elements are never widened (a cast converts
+each element).
+CASTS names the casts (the kernels' own conversions, kernels.config.CASTS);
+``cast_reference`` is each one's NumPy reference.
+
 ``canonical`` does the reduction, ``extent`` measures a view for overlap
 checks, and ``apply`` is the NumPy reference of what a kernel does with a
 problem (on bytes), which the tests hold ``canonical`` to.
@@ -14,7 +22,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Optional, Union
 
 import numpy as np
 
@@ -32,18 +40,36 @@ class Dim:
     dst: int
 
 
+def _same_out(problem) -> None:
+    """A problem's out_elem left at None: the input's element size."""
+    if problem.out_elem is None:
+        object.__setattr__(problem, "out_elem", problem.elem)
+
+
 @dataclass(frozen=True)
 class CopyProblem:
-    """The permutation is the identity on a dense input: ``nbytes`` to copy."""
+    """The permutation is the identity on a dense input: ``nbytes`` to copy
+    (input bytes). A plain copy moves bytes (elem 1); a cast's converts
+    nbytes / elem elements of ``elem`` bytes to ``out_elem``-byte ones."""
     nbytes: int
+    elem: int = 1
+    out_elem: Optional[int] = None
+
+    def __post_init__(self):
+        _same_out(self)
 
 
 @dataclass(frozen=True)
 class TransposeProblem:
     """A dense batched 2-D transpose (B, M, N) -> (B, N, M) of ``elem``-byte
-    elements: what transpose() and the tuned families solve."""
+    elements: what transpose() and the tuned families solve (with a cast, to
+    ``out_elem``-byte elements: through the strided tile kernels)."""
     elem: int
     bmn: tuple[int, int, int]
+    out_elem: Optional[int] = None
+
+    def __post_init__(self):
+        _same_out(self)
 
 
 @dataclass(frozen=True)
@@ -51,13 +77,15 @@ class TileProblem:
     """A strided batched 2-D transpose moved through shared-memory tiles.
 
     Input element (batch index, i, j) is at src + sum(batch offsets) + i*ldi +
-    j*sci; it goes to dst + sum(batch offsets) + j*ldo + i*elem. ``m`` is the
-    output's last (contiguous) axis, ``n`` the input's fastest axis. ``batch``:
-    the other axes, outermost first, at most MAX_BATCH.
+    j*sci; it goes to dst + sum(batch offsets) + j*ldo + i*out_elem. ``m`` is
+    the output's last (contiguous) axis, ``n`` the input's fastest axis.
+    ``batch``: the other axes, outermost first, at most MAX_BATCH. ldo and the
+    batch dsts count output bytes (``out_elem``: the input's elem unless the
+    permutation casts).
 
     ``n`` is the fastest input axis other than m's: where the output's inner
     axis is strided on the input too (``x[::2, ::2]``), ldi < sci. A strided
-    1-d gather (``x[::2]``) is m x 1: n = 1, sci = elem, ldo = m * elem."""
+    1-d gather (``x[::2]``) is m x 1: n = 1, sci = elem, ldo = m * out_elem."""
     elem: int
     m: int
     n: int
@@ -65,6 +93,10 @@ class TileProblem:
     ldo: int
     sci: int
     batch: tuple[Dim, ...]
+    out_elem: Optional[int] = None
+
+    def __post_init__(self):
+        _same_out(self)
 
 
 @dataclass(frozen=True)
@@ -72,10 +104,15 @@ class RowsProblem:
     """Rows of ``n`` contiguous ``elem``-byte elements (the inner axis stays
     put, on both sides) gathered from strided places: row r, decomposed over
     ``rows`` (outermost first, at most MAX_BATCH), starts at src + sum(index *
-    Dim.src) and goes to dst + sum(index * Dim.dst)."""
+    Dim.src) and goes to dst + sum(index * Dim.dst). With a cast the row
+    holds n ``out_elem``-byte elements on the output (Dim.dst: output bytes)."""
     elem: int
     n: int
     rows: tuple[Dim, ...]
+    out_elem: Optional[int] = None
+
+    def __post_init__(self):
+        _same_out(self)
 
 
 # Any of the four (typing.Union: the package still runs on Python 3.9).
@@ -162,7 +199,7 @@ def alignment(*pointers: int) -> int:
 
 # -- the reduction ---------------------------------------------------------------------
 
-def canonical(shape, strides, itemsize, axes, align=16) -> Canonical | None:
+def canonical(shape, strides, itemsize, axes, align=16, out_itemsize=None) -> Canonical | None:
     """The canonical problem of ``out = ascontiguousarray(transpose(x, axes))``
     for a view ``x`` of ``shape`` and byte ``strides``; None when empty.
 
@@ -173,23 +210,31 @@ def canonical(shape, strides, itemsize, axes, align=16) -> Canonical | None:
     multiple of it; else a RowsProblem moving the widest words that divide
     the row, ``align`` and every row stride); or a 2-D tile transpose (a
     TransposeProblem when it is dense). ValueError for bad input; an empty
-    job is None whatever its strides (it moves nothing)."""
+    job is None whatever its strides (it moves nothing).
+
+    out_itemsize: the output's element size where the permutation casts
+    (None: it does not). The problem is then fused the same way, its output
+    strides count output bytes and its elements stay x's (never widened:
+    rows of ``itemsize``-byte elements, tiles of them, a copy of elements),
+    whatever ``align``; out_itemsize == itemsize is a cast too (float16 to
+    bfloat16)."""
     shape = _shape(shape)
     itemsize = _itemsize(itemsize)
     strides = _strides(strides, shape, itemsize)
     axes = _axes(axes, len(shape))
     align = _align(align)
+    out = None if out_itemsize is None else _itemsize(out_itemsize)
     if 0 in shape:
         return None
     _check_strides(strides, shape, itemsize)
-    if math.prod(shape) * itemsize > MAX_DIM or extent(shape, strides, itemsize) > MAX_DIM:
+    if math.prod(shape) * max(itemsize, out or 1) > MAX_DIM or extent(shape, strides, itemsize) > MAX_DIM:
         raise ValueError(f"shape {shape!r} with strides {strides!r} spans over 2**62 bytes")
-    dims, dst = [], itemsize
+    dims, dst = [], out or itemsize
     for a in reversed(axes):
         dims.append(Dim(shape[a], strides[a], dst))
         dst *= shape[a]
     dims = [d for d in reversed(dims) if d.size > 1]
-    return _classify(dims, itemsize, align)
+    return _classify(dims, itemsize, align, out)
 
 
 def _merge(dims: list[Dim]) -> list[Dim]:
@@ -204,48 +249,52 @@ def _merge(dims: list[Dim]) -> list[Dim]:
     return out
 
 
-def _classify(dims: list[Dim], elem: int, align: int) -> Canonical:
+def _classify(dims: list[Dim], elem: int, align: int, out: int | None = None) -> Canonical:
+    """out: the output's element size where the permutation casts (None: no cast)."""
     dims = _merge(dims)
+    eo = out or elem
     # At most MAX_RANK (8) dims survive: a RowsProblem keeps 7 as rows, a
     # TileProblem 6 as batch (m and n are two more), both <= MAX_BATCH.
     assert len(dims) <= MAX_RANK and MAX_RANK - 1 <= MAX_BATCH
     if not dims:
-        return CopyProblem(elem)
+        return CopyProblem(elem) if out is None else CopyProblem(elem, elem, eo)
     last = dims[-1]
     if last.src != elem:
-        return _tile(dims, elem)
+        return _tile(dims, elem, eo)
     if len(dims) == 1:
-        return CopyProblem(last.size * elem)
+        return CopyProblem(last.size * elem) if out is None else CopyProblem(last.size * elem, elem, eo)
     chunk = last.size * elem
     rows = dims[:-1]
+    if out is not None:   # a cast converts elements: no wider words
+        return RowsProblem(elem, last.size, tuple(rows), eo)
     if chunk in ELEM_SIZES and chunk <= align and all(d.src % chunk == 0 for d in rows):
         # Promoted to chunk-byte elements. Merging again would change nothing
         # (the srcs are the same), and the new last dim's src is not chunk
         # (it would have merged with the old last dim): a tile, always.
-        return _tile(rows, chunk)
+        return _tile(rows, chunk, chunk)
     g = math.gcd(chunk, align, *(d.src for d in rows), *(d.dst for d in rows))
     wide = max(e for e in ELEM_SIZES if g % e == 0)
     return RowsProblem(wide, chunk // wide, tuple(rows))
 
 
-def _tile(dims: list[Dim], elem: int) -> TileProblem | TransposeProblem:
+def _tile(dims: list[Dim], elem: int, eo: int) -> TileProblem | TransposeProblem:
     """m: the output's inner axis; n: the input's fastest other axis (the
     later on a tie; n = 1 with sci = elem when there is none, a strided
-    1-d gather); batch: the rest."""
+    1-d gather); batch: the rest. eo: the output's element size."""
     m, others = dims[-1], dims[:-1]
     if not others:
-        return TileProblem(elem, m.size, 1, m.src, m.size * elem, elem, ())
+        return TileProblem(elem, m.size, 1, m.src, m.size * eo, elem, (), eo)
     k = min(range(len(others)), key=lambda i: (others[i].src, -i))
     n = others[k]
     batch = tuple(others[:k] + others[k + 1:])
-    tile = TileProblem(elem, m.size, n.size, m.src, n.dst, n.src, batch)
+    tile = TileProblem(elem, m.size, n.size, m.src, n.dst, n.src, batch, eo)
     return _dense(tile) or tile
 
 
 def _dense(t: TileProblem) -> TransposeProblem | None:
     """The tile problem as a dense batched transpose, if it is one."""
-    mn = t.m * t.n * t.elem
-    if (t.sci, t.ldi, t.ldo) != (t.elem, t.n * t.elem, t.m * t.elem):
+    mn, mno = t.m * t.n * t.elem, t.m * t.n * t.out_elem
+    if (t.sci, t.ldi, t.ldo) != (t.elem, t.n * t.elem, t.m * t.out_elem):
         return None
     fused: list[Dim] = []
     for d in t.batch:
@@ -253,9 +302,9 @@ def _dense(t: TileProblem) -> TransposeProblem | None:
             fused[-1] = Dim(fused[-1].size * d.size, d.src, d.dst)
         else:
             fused.append(d)
-    if len(fused) > 1 or any(d.src != mn or d.dst != mn for d in fused):
+    if len(fused) > 1 or any(d.src != mn or d.dst != mno for d in fused):
         return None
-    return TransposeProblem(t.elem, (fused[0].size if fused else 1, t.m, t.n))
+    return TransposeProblem(t.elem, (fused[0].size if fused else 1, t.m, t.n), t.out_elem)
 
 
 def extent(shape, strides, itemsize) -> int:
@@ -269,47 +318,148 @@ def extent(shape, strides, itemsize) -> int:
     return _itemsize(itemsize) + sum(abs(s) * (n - 1) for n, s in zip(shape, strides) if n > 1)
 
 
+# -- casts -------------------------------------------------------------------------
+#
+# A cast's name is "SRC>DST" of these type tags (bytes each). Floats: every
+# ordered pair of f16, bf16, f32, f64. Integers: a narrowing keeps the low
+# bytes whatever the signedness, "i{a}>i{b}" (a > b bits); a widening
+# sign-extends ("i{a}>i{b}", a < b) or zero-extends ("u{a}>u{b}") as the
+# input's signedness says (NumPy's astype; the output's signedness changes no
+# bit). Same-width integer casts move bits unchanged: no cast.
+
+CAST_TYPES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
+              "u8": 1, "u16": 2, "u32": 4, "u64": 8}
+_FLOATS = ("f64", "f32", "f16", "bf16")
+_INTS = ("i8", "i16", "i32", "i64")
+
+
+def _cast_names() -> tuple[str, ...]:
+    floats = [f"{a}>{b}" for a in _FLOATS for b in _FLOATS if a != b]
+    narrow = [f"{a}>{b}" for a in reversed(_INTS) for b in reversed(_INTS) if CAST_TYPES[b] < CAST_TYPES[a]]
+    wide = [f"{s}{a[1:]}>{s}{b[1:]}" for s in "iu" for a in _INTS for b in _INTS if CAST_TYPES[b] > CAST_TYPES[a]]
+    return tuple(floats + narrow + wide)
+
+
+# Every cast: name -> (input element bytes, output element bytes).
+CASTS = {c: (CAST_TYPES[c.split(">")[0]], CAST_TYPES[c.split(">")[1]]) for c in _cast_names()}
+
+_NUMPY_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def _words(nbytes: int):
+    return np.dtype(f"<u{nbytes}")
+
+
+def _f32_to_bf16(f: np.ndarray) -> np.ndarray:
+    """float32 bits (uint32) to bfloat16 bits as ml_dtypes (Eigen's
+    float_to_bfloat16_rtne) rounds them: to nearest even, NaN -> 0x7FC0 | sign."""
+    u = f.astype(np.uint64)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    rne = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return np.where(nan, ((u >> 16) & 0x8000) | 0x7FC0, rne).astype(np.uint16)
+
+
+def _float_cast(src: str, dst: str, w: np.ndarray) -> np.ndarray:
+    """NumPy's astype between float16/32/64 (float16: numpy's own
+    npy_floatbits_to_halfbits / npy_doublebits_to_halfbits, float64 -> float16
+    direct); to and from bfloat16 as ml_dtypes casts (through float32:
+    static_cast<bfloat16>(static_cast<float>(x)) and back, Eigen's scalar
+    code as x86-64 wheels build it, whose float -> half gives NaN 0x7E00 | sign)."""
+    with np.errstate(all="ignore"):
+        if src != "bf16" and dst != "bf16":
+            return w.view(_NUMPY_FLOATS[src]).astype(_NUMPY_FLOATS[dst]).view(_words(CAST_TYPES[dst]))
+        if dst == "bf16":
+            return _f32_to_bf16(w.view(_NUMPY_FLOATS[src]).astype(np.float32).view(np.uint32))
+        f = (w.astype(np.uint32) << 16).view(np.float32)
+        if dst == "f32":
+            return f.view(np.uint32)
+        if dst == "f64":
+            return f.astype(np.float64).view(np.uint64)
+        h = f.astype(np.float16).view(np.uint16)
+        return np.where(np.isnan(f), (w & 0x8000) | 0x7E00, h).astype(np.uint16)
+
+
+def _int_cast(src: str, dst: str, w: np.ndarray) -> np.ndarray:
+    si, so = CAST_TYPES[src], CAST_TYPES[dst]
+    if so > si and src[0] == "i":
+        return w.view(f"<i{si}").astype(f"<i{so}").view(_words(so))
+    return w.astype(_words(so))   # zero-extends, or keeps the low bytes
+
+
+def cast_reference(cast: str) -> Callable[[np.ndarray], np.ndarray]:
+    """The NumPy reference of a cast: a function from an array of input
+    elements' bits (unsigned words of the input's size) to the output
+    elements' bits (words of the output's size), element-wise."""
+    if cast not in CASTS:
+        raise ValueError(f"unknown cast {cast!r:.40}; casts are 'SRC>DST' of {tuple(CAST_TYPES)} (layout.CASTS)")
+    src, dst = cast.split(">")
+    fn = _float_cast if src[0] in "fb" else _int_cast
+    return lambda w: fn(src, dst, np.asarray(w).astype(_words(CAST_TYPES[src]), copy=False))
+
+
 # -- the reference -----------------------------------------------------------------
 
 def moved_bytes(problem: Canonical) -> int:
     """Bytes the problem writes (the output's size)."""
     if isinstance(problem, CopyProblem):
-        return problem.nbytes
+        return problem.nbytes // problem.elem * problem.out_elem
     if isinstance(problem, TransposeProblem):
-        return math.prod(problem.bmn) * problem.elem
+        return math.prod(problem.bmn) * problem.out_elem
     extra = problem.batch if isinstance(problem, TileProblem) else problem.rows
     inner = problem.m * problem.n if isinstance(problem, TileProblem) else problem.n
-    return math.prod(d.size for d in extra) * inner * problem.elem
+    return math.prod(d.size for d in extra) * inner * problem.out_elem
 
 
 def _views(problem: Canonical) -> tuple[tuple, tuple, tuple, tuple]:
     """(shape, src strides, dst shape, dst strides) of byte views whose
     element-wise assignment dst[...] = src (src axes reordered to dst's) is
-    the problem; the last axis is the bytes of one element."""
+    the problem; the last axis is the bytes of one element (of the input on
+    the source side, of the output on the destination side)."""
+    e, eo = problem.elem, problem.out_elem
     if isinstance(problem, CopyProblem):
-        return (problem.nbytes,), (1,), (problem.nbytes,), (1,)
-    e = problem.elem
+        if e == eo == 1:
+            return (problem.nbytes,), (1,), (problem.nbytes,), (1,)
+        n = problem.nbytes // e
+        return (n, e), (e, 1), (n, eo), (eo, 1)
     if isinstance(problem, TransposeProblem):
         b, m, n = problem.bmn
-        return (b, m, n, e), (m * n * e, n * e, e, 1), (b, n, m, e), (m * n * e, m * e, e, 1)
+        return (b, m, n, e), (m * n * e, n * e, e, 1), (b, n, m, eo), (m * n * eo, m * eo, eo, 1)
     if isinstance(problem, RowsProblem):
         sizes = tuple(d.size for d in problem.rows)
-        row = (problem.n * e,)
-        return (sizes + row, tuple(d.src for d in problem.rows) + (1,),
-                sizes + row, tuple(d.dst for d in problem.rows) + (1,))
+        if e == eo:
+            row = (problem.n * e,)
+            return (sizes + row, tuple(d.src for d in problem.rows) + (1,),
+                    sizes + row, tuple(d.dst for d in problem.rows) + (1,))
+        return (sizes + (problem.n, e), tuple(d.src for d in problem.rows) + (e, 1),
+                sizes + (problem.n, eo), tuple(d.dst for d in problem.rows) + (eo, 1))
     sizes = tuple(d.size for d in problem.batch)
     src = tuple(d.src for d in problem.batch) + (problem.ldi, problem.sci, 1)
-    dst = tuple(d.dst for d in problem.batch) + (problem.ldo, e, 1)
-    return sizes + (problem.m, problem.n, e), src, sizes + (problem.n, problem.m, e), dst
+    dst = tuple(d.dst for d in problem.batch) + (problem.ldo, eo, 1)
+    return sizes + (problem.m, problem.n, e), src, sizes + (problem.n, problem.m, eo), dst
 
 
-def apply(problem: Canonical, src: np.ndarray, dst_nbytes: int) -> np.ndarray:
+def apply(problem: Canonical, src: np.ndarray, dst_nbytes: int, cast=None) -> np.ndarray:
     """Run ``problem`` on bytes as a kernel would: ``src`` is the input's
     bytes from its base pointer on (a 1-d uint8 array), the result the
-    ``dst_nbytes`` output bytes (zeros where nothing was written)."""
+    ``dst_nbytes`` output bytes (zeros where nothing was written).
+
+    cast: what converts each element on the way, a cast name (CASTS: its
+    cast_reference) or a function from input words to output words (unsigned
+    integers of the elements' sizes); None moves the bytes as they are (then
+    the problem must not change the element size)."""
     if not isinstance(src, np.ndarray) or src.dtype != np.uint8 or src.ndim != 1:
         raise TypeError(f"src must be a 1-d uint8 array, not {type(src).__name__} "
                         f"{getattr(src, 'dtype', '')}{getattr(src, 'shape', '')}")
+    e, eo = problem.elem, problem.out_elem
+    if isinstance(cast, str):
+        if cast in CASTS and CASTS[cast] != (e, eo):
+            raise ValueError(f"cast {cast} converts {CASTS[cast][0]}-byte elements to {CASTS[cast][1]}-byte ones; "
+                             f"the problem's are {e} and {eo} bytes")
+        cast = cast_reference(cast)
+    elif cast is None and e != eo:
+        raise ValueError(f"the problem casts {e}-byte elements to {eo}-byte ones: apply needs its cast")
+    elif cast is not None and not callable(cast):
+        raise TypeError(f"cast must be a cast name or a function, not {type(cast).__name__}")
     src = np.ascontiguousarray(src)
     dst = np.zeros(dst_nbytes, np.uint8)
     shape, sst, dshape, dstr = _views(problem)
@@ -321,5 +471,15 @@ def apply(problem: Canonical, src: np.ndarray, dst_nbytes: int) -> np.ndarray:
     out = np.lib.stride_tricks.as_strided(dst, dshape, dstr)
     if isinstance(problem, (TransposeProblem, TileProblem)):
         a = a.swapaxes(-2, -3)
-    out[...] = a
+    if cast is None:
+        out[...] = a
+        return dst
+    if shape[-1] != e:   # a byte copy's or a row's view: one axis more, of elements
+        a = a.reshape(shape[:-1] + (shape[-1] // e, e))
+        out = out.reshape(dshape[:-1] + (dshape[-1] // eo, eo))
+    words = np.ascontiguousarray(a).view(_words(e))[..., 0]
+    got = np.asarray(cast(words))
+    if got.shape != words.shape:
+        raise ValueError(f"cast returned shape {got.shape} for {words.shape} elements")
+    out[...] = np.ascontiguousarray(got.astype(_words(eo), copy=False)).view(np.uint8).reshape(out.shape)
     return dst

@@ -8,7 +8,9 @@ it to check indexing bit-exactly against NumPy; banks.py uses its traces.
 Strided configs (KernelConfig.layout "strided") run on whole host buffers
 (emulate_strided): a TileProblem or RowsProblem at given offsets into them,
 with their store epilogue (KernelConfig.epilogue: a fused conjugate counts
-its byte groups from the output pointer, wherever the offset puts it).
+its byte groups from the output pointer, wherever the offset puts it) or
+cast (KernelConfig.cast: cuda_templates/cast.cuh's integer conversions, the
+GPU's code; the problem's out_elem sizes the output side).
 """
 from __future__ import annotations
 

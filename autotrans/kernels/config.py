@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from .. import families
+from ..core import layout
 from ..core.problem import ELEM_SIZES, as_bmn
 
 SWIZZLES = ("none", "xor")
@@ -27,11 +28,21 @@ LAYOUTS = ("dense", "strided")
 # (complex128's). EPILOGUE_GROUPS: the bytes over which each pattern repeats.
 EPILOGUES = ("none", "conj32", "conj64")
 EPILOGUE_GROUPS = {"none": 1, "conj32": 8, "conj64": 16}
+# What a strided kernel converts each element to on the way (families that
+# take casts say so with TAKES_CASTS): "none", or a cast "SRC>DST" of
+# core.layout.CAST_TYPES (f16, bf16, f32, f64, i8..i64, u8..u64), whose
+# conversion cuda_templates/cast.cuh does in integer arithmetic, bit for bit
+# as NumPy's astype (ml_dtypes' for bfloat16; core.layout.cast_reference).
+# CAST_SIZES: each cast's (input, output) element bytes. cast_for maps dtype
+# names to a cast.
+CASTS = ("none",) + tuple(layout.CASTS)
+CAST_SIZES = dict(layout.CASTS)
 
 _KEY = re.compile(
     r"^(?P<variant>[a-z]+):e(?P<elem_bytes>\d+):(?P<tile_rows>\d+)x(?P<tile_cols>\d+)"
     r":t(?P<threads>\d+):v(?P<vec_bytes>\d+):r(?P<micro_rows>\d+):p(?P<pad>\d+)"
-    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::(?P<layout>[a-z]+))?(?::(?P<epilogue>[a-z][a-z0-9]*))?$", re.ASCII)
+    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::(?P<layout>[a-z]+))?(?::(?P<epilogue>[a-z][a-z0-9]*))?"
+    r"(?::(?P<cast>[a-z]+[0-9]+>[a-z]+[0-9]+))?$", re.ASCII)
 _INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad")
 MAX_TILE = 1024        # elements a tile side; bounds shared memory and the bank report
 MAX_BLOCKS = 2**31 - 1  # a launch's grid (x) limit; the kernels index blocks and tiles in 32 bits
@@ -64,8 +75,12 @@ class KernelConfig:
     parameter, ``dense`` (at::Args) or ``strided`` (at::StridedArgs; families
     that take it list it in their LAYOUTS; ``rows`` takes only it).
     epilogue: what the store phase does to the output's bytes (EPILOGUES;
-    strided configs of families that list it in their EPILOGUES only). The
-    rules of each variant live in its family module (cuda_templates/FAMILY.py).
+    strided configs of families that list it in their EPILOGUES only).
+    cast: what each element becomes on the way (CASTS; strided configs of
+    families with TAKES_CASTS, no epilogue); elem_bytes is then the input's
+    element size (the cast's), out_elem_bytes the output's, and vec_bytes
+    the wider of a thread's load and store (vec_elems elements of each).
+    The rules of each variant live in its family module (cuda_templates/FAMILY.py).
     """
 
     variant: str
@@ -79,7 +94,8 @@ class KernelConfig:
     swizzle: str = "none"
     order: str = "row"
     layout: str = "dense"   # after the older fields, so that positional constructions keep working
-    epilogue: str = "none"  # last, for the same reason
+    epilogue: str = "none"  # after the others, for the same reason
+    cast: str = "none"      # last, for the same reason
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -87,7 +103,7 @@ class KernelConfig:
             if type(v) is not want:
                 raise ValueError(f"KernelConfig field {f.name} must be {want.__name__}, not {v!r:.50}")
         if self.vec_bytes == 0:
-            object.__setattr__(self, "vec_bytes", self.elem_bytes)
+            object.__setattr__(self, "vec_bytes", max(self.elem_bytes, self.out_elem_bytes))
         bad = self.problems()
         if bad:
             raise ValueError(f"invalid KernelConfig {self.key}: " + "; ".join(bad))
@@ -97,11 +113,13 @@ class KernelConfig:
     def key(self) -> str:
         """Stable text key; the field order is fixed here, not by the dataclass.
         Dense configs' keys carry no layout (they predate it); strided ones end
-        in ``:strided``; an epilogue other than ``none`` follows (``:conj32``)."""
+        in ``:strided``; an epilogue other than ``none`` follows (``:conj32``),
+        then a cast other than ``none`` (``:f32>bf16``)."""
         return (f"{self.variant}:e{self.elem_bytes}:{self.tile_rows}x{self.tile_cols}"
                 f":t{self.threads}:v{self.vec_bytes}:r{self.micro_rows}:p{self.pad}"
                 f":{self.swizzle}:{self.order}" + ("" if self.layout == "dense" else f":{self.layout}")
-                + ("" if self.epilogue == "none" else f":{self.epilogue}"))
+                + ("" if self.epilogue == "none" else f":{self.epilogue}")
+                + ("" if self.cast == "none" else f":{self.cast}"))
 
     @classmethod
     def from_key(cls, key: str) -> "KernelConfig":
@@ -122,20 +140,23 @@ class KernelConfig:
         return "at_" + re.sub(r"[^0-9a-zA-Z]", "_", self.key)
 
     def to_dict(self) -> dict:
-        """The fields as a dict; a dense config's has no ``layout`` and one
-        without an epilogue no ``epilogue`` (records stored before the fields
-        existed, and those stored since, read the same)."""
+        """The fields as a dict; a dense config's has no ``layout``, one
+        without an epilogue no ``epilogue`` and one without a cast no ``cast``
+        (records stored before the fields existed, and those stored since,
+        read the same)."""
         d = dataclasses.asdict(self)
         if self.layout == "dense":
             del d["layout"]
         if self.epilogue == "none":
             del d["epilogue"]
+        if self.cast == "none":
+            del d["cast"]
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelConfig":
         """A config from to_dict()'s fields (``layout`` missing: dense;
-        ``epilogue`` missing: none);
+        ``epilogue`` or ``cast`` missing: none);
         ValueError for missing, extra or mistyped ones."""
         names = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(d, dict) or set(d) - names or not {"variant", "elem_bytes"} <= set(d):
@@ -147,9 +168,16 @@ class KernelConfig:
 
     # -- derived geometry -------------------------------------------------
     @property
+    def out_elem_bytes(self) -> int:
+        """The output's element size: the cast's, else elem_bytes."""
+        return CAST_SIZES[self.cast][1] if self.cast in CAST_SIZES else self.elem_bytes
+
+    @property
     def vec_elems(self) -> int:
-        """Elements per global access (K)."""
-        return self.vec_bytes // self.elem_bytes
+        """Elements per global access (K): vec_bytes of the wider of the
+        input's and output's elements (a cast loads K * elem_bytes and
+        stores K * out_elem_bytes)."""
+        return self.vec_bytes // max(self.elem_bytes, self.out_elem_bytes)
 
     @property
     def epilogue_group(self) -> int:
@@ -229,6 +257,7 @@ class KernelConfig:
         elif self.epilogue not in getattr(self.family, "EPILOGUES", ("none",)):
             p.append(f"{self.variant} kernels take the epilogues {getattr(self.family, 'EPILOGUES', ('none',))}, "
                      f"not {self.epilogue!r}")
+        p += self._cast_problems()
         if not (_pow2(self.tile_rows) and _pow2(self.tile_cols)) or max(self.tile_rows, self.tile_cols) > MAX_TILE:
             p.append(f"tile sides must be powers of two up to {MAX_TILE}")
         if not (32 <= self.threads <= 1024 and self.threads % 32 == 0):
@@ -238,6 +267,56 @@ class KernelConfig:
         if self.vec_bytes not in ELEM_SIZES or self.micro_rows < 1:
             p.append(f"vec_bytes must be one of {ELEM_SIZES} and micro_rows >= 1")
         return p or self.family.problems(self)
+
+    def _cast_problems(self) -> list[str]:
+        """Why the cast does not fit this config (empty when it does)."""
+        c = self.cast
+        if c not in CASTS:
+            return [f"cast must be 'none' or 'SRC>DST' of {tuple(layout.CAST_TYPES)} (kernels.config.CASTS), "
+                    f"not {c!r:.40}"]
+        if c == "none":
+            return []
+        if self.layout != "strided":
+            return [f"cast {c!r} runs in strided kernels' store phase: layout must be 'strided'"]
+        if not getattr(self.family, "TAKES_CASTS", False):
+            return [f"{self.variant} kernels take no casts"]
+        if self.epilogue != "none":
+            return [f"a cast and an epilogue do not combine (epilogue {self.epilogue!r}, cast {c!r})"]
+        if self.elem_bytes != CAST_SIZES[c][0]:
+            return [f"cast {c} reads {CAST_SIZES[c][0]}-byte elements: elem_bytes must be {CAST_SIZES[c][0]}"]
+        return []
+
+
+# NumPy-style dtype names -> core.layout.CAST_TYPES tags (cast_for).
+DTYPE_TAGS = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+              "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+              "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
+
+
+def cast_for(src: str, dst: str) -> str:
+    """The cast (CASTS) that converts dtype ``src`` to dtype ``dst``, by
+    NumPy-style names ("float32", "bfloat16", "int8", "uint16", ...): "none"
+    where the bits do not change (the same dtype, or integers of one width),
+    the integer casts by what they do (narrowing "i{a}>i{b}" whatever the
+    signedness, widening after the input's signedness: "i8>i32" for int8 to
+    int32 or uint32, "u8>u32" for uint8 to either). ValueError for other
+    names and for casts between integers and floats (not built)."""
+    tags = []
+    for what, name in (("src", src), ("dst", dst)):
+        if not isinstance(name, str) or name not in DTYPE_TAGS:
+            raise ValueError(f"cast {what} must be one of {tuple(DTYPE_TAGS)}, not {name!r:.40}")
+        tags.append(DTYPE_TAGS[name])
+    a, b = tags
+    sa, sb = layout.CAST_TYPES[a], layout.CAST_TYPES[b]
+    if a == b:
+        return "none"
+    if (a[0] in "iu") != (b[0] in "iu"):
+        raise ValueError(f"casts between integers and floats are not built: {src} to {dst}")
+    if a[0] not in "iu":
+        return f"{a}>{b}"
+    if sa == sb:
+        return "none"
+    return f"i{8 * sa}>i{8 * sb}" if sb < sa else f"{a[0]}{8 * sa}>{a[0]}{8 * sb}"
 
 
 def classic(name: str, elem_bytes: int) -> KernelConfig:

@@ -6,9 +6,13 @@ A TileProblem's kernel walks B = prod(batch sizes) matrices of m x n elements
 (strided_shape: (B, m, n), what KernelConfig.blocks and launch_problems take);
 a RowsProblem's walks B = 1 "matrix" of prod(row sizes) rows of n elements.
 
-Epilogues (KernelConfig.epilogue, e.g. a fused conjugate) run only on strided
-kernels; as_tile and as_rows describe a dense transpose and a copy as strided
-problems, so that those run with an epilogue too.
+Epilogues (KernelConfig.epilogue, e.g. a fused conjugate) and casts
+(KernelConfig.cast, permute(x, axes, dtype=)) run only on strided kernels;
+as_tile and as_rows describe a dense transpose and a copy as strided problems,
+so that those run with an epilogue or a cast too (as_strided: any canonical
+problem). A cast's problems carry the output's element size (out_elem: the
+canonical(..., out_itemsize=) of core.layout), its configs the cast:
+strided_candidates(problem, align, cast=config.cast_for("float32", "bfloat16")).
 """
 from __future__ import annotations
 
@@ -17,11 +21,11 @@ import math
 from .. import families
 from ..core.layout import MAX_BATCH, CopyProblem, Dim, RowsProblem, TileProblem, TransposeProblem
 from ..core.problem import ELEM_SIZES
-from .config import EPILOGUE_GROUPS, EPILOGUES, KernelConfig
+from .config import CAST_SIZES, CASTS, EPILOGUE_GROUPS, EPILOGUES, KernelConfig
 from .templates import STRIDED_ARGS
 
 __all__ = ["strided_shape", "strided_args", "pack", "pointer_alignment", "strided_problems", "strided_space",
-           "strided_candidates", "epilogue_problems", "as_tile", "as_rows", "byte_extent"]
+           "strided_candidates", "epilogue_problems", "as_tile", "as_rows", "as_strided", "byte_extent"]
 
 MAX_ALIGN = 256   # pointer_alignment's cap
 COPY_ROW = 1024   # as_rows: bytes of a row at most (the rows family's widest tile row)
@@ -127,22 +131,39 @@ def epilogue_problems(epilogue: str, problem: TileProblem | RowsProblem) -> list
     return p
 
 
-def strided_space(elem_bytes: int, epilogue: str = "none") -> list[KernelConfig]:
-    """Every family's strided candidates for this element size and epilogue
-    (valid configs that pass the family's keep filter), in family order:
+def _check_cast(elem_bytes: int, epilogue: str, cast: str) -> None:
+    if cast not in CASTS:
+        raise ValueError(f"cast must be 'none' or one of kernels.config.CASTS, not {cast!r:.40}")
+    if cast != "none" and CAST_SIZES[cast][0] != elem_bytes:
+        raise ValueError(f"cast {cast} reads {CAST_SIZES[cast][0]}-byte elements, not {elem_bytes}-byte ones")
+    if cast != "none" and epilogue != "none":
+        raise ValueError(f"a cast and an epilogue do not combine (epilogue {epilogue!r}, cast {cast!r})")
+
+
+def strided_space(elem_bytes: int, epilogue: str = "none", cast: str = "none") -> list[KernelConfig]:
+    """Every family's strided candidates for this element size, epilogue and
+    cast (valid configs that pass the family's keep filter), in family order:
     with an epilogue, those of the families that list it in their EPILOGUES
-    (tile and vec only for elements of whole groups)."""
+    (tile and vec only for elements of whole groups); with a cast (CASTS:
+    elem_bytes its input's; no epilogue), those of the families that take
+    casts (TAKES_CASTS: tile, vec, rows), from their strided_space(elem_bytes,
+    out_elem_bytes). ValueError for an unknown epilogue or cast, or a cast of
+    other elements."""
     if epilogue not in EPILOGUES:
         raise ValueError(f"epilogue must be one of {EPILOGUES}, not {epilogue!r:.40}")
+    _check_cast(elem_bytes, epilogue, cast)
     out = []
     for fam in families.modules():
         if "strided" not in getattr(fam, "LAYOUTS", ("dense",)):
             continue
         if epilogue not in getattr(fam, "EPILOGUES", ("none",)):
             continue
-        for kw in fam.strided_space(elem_bytes):
+        if cast != "none" and not getattr(fam, "TAKES_CASTS", False):
+            continue
+        kws = fam.strided_space(elem_bytes) if cast == "none" else fam.strided_space(elem_bytes, CAST_SIZES[cast][1])
+        for kw in kws:
             try:
-                c = KernelConfig(**kw, epilogue=epilogue)
+                c = KernelConfig(**kw, epilogue=epilogue, cast=cast)
             except ValueError:
                 continue
             if getattr(fam, "keep", None) is None or fam.keep(c):
@@ -150,25 +171,28 @@ def strided_space(elem_bytes: int, epilogue: str = "none") -> list[KernelConfig]
     return list(dict.fromkeys(out))
 
 
-def strided_candidates(problem: TileProblem | RowsProblem, align: int, epilogue: str = "none") -> list[KernelConfig]:
-    """The configs of strided_space(problem.elem, epilogue) that can run this
-    problem with pointers aligned to ``align`` bytes (strided_problems empty),
-    in strided_space's order; device limits (threads, shared memory) are the
-    caller's to apply."""
+def strided_candidates(problem: TileProblem | RowsProblem, align: int, epilogue: str = "none",
+                       cast: str = "none") -> list[KernelConfig]:
+    """The configs of strided_space(problem.elem, epilogue, cast) that can run
+    this problem with pointers aligned to ``align`` bytes (strided_problems
+    empty), in strided_space's order; device limits (threads, shared memory)
+    are the caller's to apply. A problem that changes the element size
+    (out_elem != elem) has candidates only with a cast of those sizes."""
     _dims(problem)
-    return [c for c in strided_space(problem.elem, epilogue) if not strided_problems(c, problem, align)]
+    return [c for c in strided_space(problem.elem, epilogue, cast) if not strided_problems(c, problem, align)]
 
 
 def as_tile(problem: TransposeProblem) -> TileProblem:
     """A dense batched transpose as the TileProblem it is: input (B, M, N)
     row-major to output (B, N, M); m = M (the output's last axis), n = N (the
-    input's fastest), ldi = N * elem, ldo = M * elem, sci = elem, and one
-    batch dimension (src = dst = M * N * elem) where B > 1."""
+    input's fastest), ldi = N * elem, ldo = M * out_elem, sci = elem, and one
+    batch dimension (src = M * N * elem, dst = M * N * out_elem) where B > 1;
+    out_elem: the problem's (its cast's output elements, else elem)."""
     if not isinstance(problem, TransposeProblem):
         raise TypeError(f"as_tile takes a TransposeProblem, not {type(problem).__name__}")
-    e, (b, m, n) = problem.elem, problem.bmn
-    plane = m * n * e
-    return TileProblem(e, m, n, n * e, m * e, e, (Dim(b, plane, plane),) if b > 1 else ())
+    e, eo, (b, m, n) = problem.elem, problem.out_elem, problem.bmn
+    batch = (Dim(b, m * n * e, m * n * eo),) if b > 1 else ()
+    return TileProblem(e, m, n, n * e, m * eo, e, batch, eo)
 
 
 def as_rows(problem: CopyProblem, align: int = 16) -> RowsProblem:
@@ -176,12 +200,22 @@ def as_rows(problem: CopyProblem, align: int = 16) -> RowsProblem:
     of two up to COPY_ROW bytes dividing nbytes, one row dimension (none for
     a single row), in elements of the largest size of ELEM_SIZES dividing both
     nbytes and ``align`` (the pointers' alignment), so that rows kernels of
-    the widest accesses the pointers allow can run it."""
+    the widest accesses the pointers allow can run it.
+
+    A cast's copy (out_elem != elem, or elem > 1: canonical(...,
+    out_itemsize=)) keeps its elements (``align`` plays no part): rows of the
+    largest power of two of them dividing their count whose wider side is at
+    most COPY_ROW bytes, row strides of the row's input and output bytes."""
     if not isinstance(problem, CopyProblem):
         raise TypeError(f"as_rows takes a CopyProblem, not {type(problem).__name__}")
     nbytes = problem.nbytes
     if nbytes <= 0:
         raise ValueError(f"as_rows: a copy of {nbytes} bytes moves nothing")
+    e, eo = problem.elem, problem.out_elem
+    if (e, eo) != (1, 1):
+        count = nbytes // e
+        row = min(count & -count, COPY_ROW // max(e, eo))
+        return RowsProblem(e, row, (Dim(count // row, row * e, row * eo),) if count > row else (), eo)
     low = nbytes & -nbytes
     e = max(s for s in ELEM_SIZES if low % s == 0 and align % s == 0)
     row = min(low, COPY_ROW)
@@ -189,20 +223,33 @@ def as_rows(problem: CopyProblem, align: int = 16) -> RowsProblem:
     return RowsProblem(e, row // e, (Dim(count, row, row),) if count > 1 else ())
 
 
+def as_strided(problem, align: int = 16) -> TileProblem | RowsProblem:
+    """Any canonical problem as a strided kernel's: a TransposeProblem through
+    as_tile, a CopyProblem through as_rows (with ``align``: the pointers'
+    alignment), a TileProblem or RowsProblem as it is. What a permute() that
+    casts (or conjugates) launches, whatever canonical() found."""
+    if isinstance(problem, TransposeProblem):
+        return as_tile(problem)
+    if isinstance(problem, CopyProblem):
+        return as_rows(problem, align)
+    _dims(problem)
+    return problem
+
+
 def byte_extent(problem: TileProblem | RowsProblem) -> tuple[tuple[int, int], tuple[int, int]]:
     """The bytes a launch may touch, relative to its pointers: ((input lo, hi),
     (output lo, hi)), hi exclusive; (0, 0) for an empty problem."""
-    e = problem.elem
+    e, eo = problem.elem, problem.out_elem
     if isinstance(problem, TileProblem):
-        sides = [(problem.m, problem.ldi, e), (problem.n, problem.sci, problem.ldo)]
+        sides = [(problem.m, problem.ldi, eo), (problem.n, problem.sci, problem.ldo)]
         sides += [(d.size, d.src, d.dst) for d in problem.batch]
     else:
-        sides = [(problem.n, e, e)] + [(d.size, d.src, d.dst) for d in _dims(problem)]
+        sides = [(problem.n, e, eo)] + [(d.size, d.src, d.dst) for d in _dims(problem)]
     if any(size <= 0 for size, _, _ in sides):
         return (0, 0), (0, 0)
     out = []
-    for k in (1, 2):
+    for k, last in ((1, e), (2, eo)):
         lo = sum(min(0, (s[0] - 1) * s[k]) for s in sides)
         hi = sum(max(0, (s[0] - 1) * s[k]) for s in sides)
-        out.append((lo, hi + e))
+        out.append((lo, hi + last))
     return out[0], out[1]

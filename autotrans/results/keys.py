@@ -145,8 +145,8 @@ EPILOGUES = ("none",)      # what a kernel does to each element on the way; only
 
 _PROBLEM_KEY = re.compile(r"^p(\d{1,6})\|([^|]+)\|([^|]+)\|([^|]+)\|(.+)$", re.S)
 _N = r"(\d{1,19})"
-_TILE_TEXT = re.compile(rf"^tile:e{_N}:{_N}x{_N}:ldi{_N}:ldo{_N}:sci{_N}:b\(([0-9/,]*)\)$")
-_ROWS_TEXT = re.compile(rf"^rows:e{_N}:n{_N}:r\(([0-9/,]*)\)$")
+_TILE_TEXT = re.compile(rf"^tile:e{_N}:{_N}x{_N}:ldi{_N}:ldo{_N}:sci{_N}:b\(([0-9/,]*)\)(?::o{_N})?$")
+_ROWS_TEXT = re.compile(rf"^rows:e{_N}:n{_N}:r\(([0-9/,]*)\)(?::o{_N})?$")
 _DIM_TEXT = re.compile(rf"^{_N}/{_N}/{_N}$")
 
 
@@ -164,7 +164,7 @@ def _stride(value, name: str, elem: int) -> int:
     return v
 
 
-def _dims_of(dims, what: str, elem: int, least: int) -> tuple:
+def _dims_of(dims, what: str, elem: int, least: int, out_elem: int) -> tuple:
     if isinstance(dims, (str, bytes)) or not hasattr(dims, "__len__"):
         raise ValueError(f"{what} must be a tuple of Dim, not {dims!r:.60}")
     if not least <= len(dims) <= MAX_BATCH:
@@ -174,36 +174,40 @@ def _dims_of(dims, what: str, elem: int, least: int) -> tuple:
         if not isinstance(d, Dim):
             raise ValueError(f"{what}[{i}] must be a Dim, not {d!r:.60}")
         out.append(Dim(_positive(d.size, f"{what}[{i}] size"), _stride(d.src, f"{what}[{i}] src", elem),
-                       _stride(d.dst, f"{what}[{i}] dst", elem)))
+                       _stride(d.dst, f"{what}[{i}] dst", out_elem)))
     return tuple(out)
 
 
 def check_problem(problem) -> "TileProblem | RowsProblem":
     """The problem with plain-int fields, checked: TypeError unless a
     TileProblem or RowsProblem; ValueError (naming the first problem) unless
-    its element size is one of ELEM_SIZES, sides are positive, strides and
-    pitches positive multiples of the element size, at most MAX_BATCH
-    decomposed dimensions (a RowsProblem has at least one) and at most 2**62
-    bytes moved or spanned."""
+    its element sizes (in and out: out_elem, a cast's) are of ELEM_SIZES,
+    sides are positive, strides and pitches positive multiples of the element
+    size (output ones of the output's), at most MAX_BATCH decomposed
+    dimensions (a RowsProblem has at least one) and at most 2**62 bytes moved
+    or spanned."""
     if not isinstance(problem, (TileProblem, RowsProblem)):
         raise TypeError(f"a strided problem is a TileProblem or RowsProblem, not {type(problem).__name__}")
     e = as_int(problem.elem, "elem")
     if e not in ELEM_SIZES:
         raise ValueError(f"elem must be one of {ELEM_SIZES}, not {e}")
+    eo = as_int(problem.out_elem, "out_elem")
+    if eo not in ELEM_SIZES:
+        raise ValueError(f"out_elem must be one of {ELEM_SIZES}, not {eo}")
     if isinstance(problem, TileProblem):
         p = TileProblem(e, _positive(problem.m, "m"), _positive(problem.n, "n"),
-                        _stride(problem.ldi, "ldi", e), _stride(problem.ldo, "ldo", e),
-                        _stride(problem.sci, "sci", e), _dims_of(problem.batch, "batch", e, 0))
-        sides = [(p.m, p.ldi, e), (p.n, p.sci, p.ldo)] + [(d.size, d.src, d.dst) for d in p.batch]
+                        _stride(problem.ldi, "ldi", e), _stride(problem.ldo, "ldo", eo),
+                        _stride(problem.sci, "sci", e), _dims_of(problem.batch, "batch", e, 0, eo), eo)
+        sides = [(p.m, p.ldi, eo), (p.n, p.sci, p.ldo)] + [(d.size, d.src, d.dst) for d in p.batch]
     else:
-        p = RowsProblem(e, _positive(problem.n, "n"), _dims_of(problem.rows, "rows", e, 1))
-        sides = [(p.n, e, e)] + [(d.size, d.src, d.dst) for d in p.rows]
+        p = RowsProblem(e, _positive(problem.n, "n"), _dims_of(problem.rows, "rows", e, 1, eo), eo)
+        sides = [(p.n, e, eo)] + [(d.size, d.src, d.dst) for d in p.rows]
     count = 1
     for size, _, _ in sides:
         count *= size
     span_in = sum((n - 1) * s for n, s, _ in sides) + e
-    span_out = sum((n - 1) * s for n, _, s in sides) + e
-    if count * e > MAX_DIM or span_in > MAX_DIM or span_out > MAX_DIM:
+    span_out = sum((n - 1) * s for n, _, s in sides) + eo
+    if count * max(e, eo) > MAX_DIM or span_in > MAX_DIM or span_out > MAX_DIM:
         raise ValueError(f"the problem moves or spans over 2**62 bytes: {problem_text(p)[:120]}")
     return p
 
@@ -215,11 +219,14 @@ def _dims_text(dims) -> str:
 def problem_text(problem) -> str:
     """A checked strided problem's stable text:
     ``tile:e{elem}:{m}x{n}:ldi{ldi}:ldo{ldo}:sci{sci}:b({size}/{src}/{dst},...)`` or
-    ``rows:e{elem}:n{n}:r({size}/{src}/{dst},...)``, dimensions outermost first."""
+    ``rows:e{elem}:n{n}:r({size}/{src}/{dst},...)``, dimensions outermost first;
+    then ``:o{out_elem}`` where the output's elements (a cast's) are of another
+    size (nothing where they are the input's: texts from before casts read the same)."""
     p = problem
+    out = "" if p.out_elem == p.elem else f":o{p.out_elem}"
     if isinstance(p, TileProblem):
-        return f"tile:e{p.elem}:{p.m}x{p.n}:ldi{p.ldi}:ldo{p.ldo}:sci{p.sci}:b({_dims_text(p.batch)})"
-    return f"rows:e{p.elem}:n{p.n}:r({_dims_text(p.rows)})"
+        return f"tile:e{p.elem}:{p.m}x{p.n}:ldi{p.ldi}:ldo{p.ldo}:sci{p.sci}:b({_dims_text(p.batch)})" + out
+    return f"rows:e{p.elem}:n{p.n}:r({_dims_text(p.rows)})" + out
 
 
 def _parse_dims(text: str) -> tuple:
@@ -240,11 +247,12 @@ def problem_from_text(s: str) -> "TileProblem | RowsProblem":
             raise ValueError("not text of a bounded length")
         tile, rows = _TILE_TEXT.match(s), _ROWS_TEXT.match(s)
         if tile:
-            e, m, n, ldi, ldo, sci, batch = tile.groups()
-            p = TileProblem(int(e), int(m), int(n), int(ldi), int(ldo), int(sci), _parse_dims(batch))
+            e, m, n, ldi, ldo, sci, batch, out = tile.groups()
+            p = TileProblem(int(e), int(m), int(n), int(ldi), int(ldo), int(sci), _parse_dims(batch),
+                            int(out or e))
         elif rows:
-            e, n, dims = rows.groups()
-            p = RowsProblem(int(e), int(n), _parse_dims(dims))
+            e, n, dims, out = rows.groups()
+            p = RowsProblem(int(e), int(n), _parse_dims(dims), int(out or e))
         else:
             raise ValueError("expected tile:e..:MxN:ldi..:ldo..:sci..:b(...) or rows:e..:n..:r(...)")
         p = check_problem(p)
