@@ -1,4 +1,5 @@
-"""Tuning of strided canonical problems (core.layout TileProblem, RowsProblem):
+"""Tuning of strided canonical problems (core.layout TileProblem, RowsProblem,
+and the fused tiles of fuse_tile, NdTileProblem):
 the strided configs that can run a problem, compiled together, each verified
 bit-exactly on the GPU against the host reference (core.layout.apply), timed
 as tune() times (events, rotating buffer sets for a cold L2, medians; the top
@@ -17,7 +18,7 @@ from ..backend import cuda as driver
 from ..backend import memory
 from ..core import layout
 from ..core.device import Limits
-from ..core.layout import RowsProblem, TileProblem
+from ..core.layout import NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import dtype_of_size
 from ..kernels.config import KernelConfig
 from ..kernels.strided import byte_extent, strided_args, strided_problems, strided_shape, strided_space
@@ -49,11 +50,14 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     """The untuned rule: among the configs of this epilogue that can run the
     problem, the rows family for rows, else vector tiles before scalar ones;
     the widest accesses; then the tile whose row is nearest the problem's row
-    without exceeding it (log2 distance, a longer one counting twice). None
-    when none can."""
+    without exceeding it (log2 distance, a longer one counting twice). An
+    NdTileProblem takes the ndtile config of the best _nd_score. None when
+    none can."""
     fits = [c for c in strided_space(problem.elem, epilogue) if not _fit(c, problem, align, limits, epilogue)]
     if not fits:
         return None
+    if isinstance(problem, NdTileProblem):
+        return max(fits, key=lambda c: (_nd_score(c, problem), -fits.index(c)))
     row = problem.n * problem.elem
 
     def score(c):
@@ -62,6 +66,17 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
         return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, fit, c.threads, c.key)
 
     return max(fits, key=score)
+
+
+def _nd_score(cfg: KernelConfig, problem: NdTileProblem) -> float:
+    """ndtile's untuned rule (fused tiles): the share of the tiles' area inside
+    the fused matrix, times the share of whole sectors in the runs a tile
+    reads and writes (a run of b bytes at any alignment touching about b + 32
+    bytes of sectors): full tiles, and long runs on both sides."""
+    tr, tc, e = cfg.tile_rows, cfg.tile_cols, problem.elem
+    m, n = problem.m, problem.n
+    fill = m * n / (-(-m // tr) * tr * -(-n // tc) * tc)
+    return fill * (tr * e / (tr * e + 32)) * (tc * e / (tc * e + 32))
 
 
 def strided_candidates(problem: TileProblem | RowsProblem, limits: Limits = Limits(),
