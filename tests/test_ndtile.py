@@ -30,7 +30,7 @@ from autotrans.kernels.templates import STRIDED_ARGS, render, render_unit, templ
 from autotrans.results.keys import ProblemKey, check_problem, problem_from_text, problem_text
 from autotrans.results.store import ResultCache
 from autotrans.tuning.space import space_id
-from autotrans.tuning.strided import best_strided, default_strided, host_buffers
+from autotrans.tuning.strided import _ND_DEFAULT, run_problem, best_strided, default_strided, host_buffers
 
 from conftest import H200
 from test_problem_keys import problem_record
@@ -235,10 +235,10 @@ def test_candidates_default_and_lookup(tmp_path):
     assert "TileProblems, not NdTileProblem" in strided_problems(KernelConfig(
         "tile", 4, 32, 32, 256, pad=1, layout="strided"), nd, 16)[0]
     assert "pointers must be 4-byte aligned" in strided_problems(nd_space(4)[0], nd, 2)[0]
-    assert default_strided(nd).key == "ndtile:e4:64x64:t512:v4:r1:p1:none:row:strided"
-    # 65 fused rows: 64-row tiles would be half empty, 16 or 32 rows fill them better
-    short = fuse_tile(tile_of((33, 65, 129, 61), (2, 0, 3, 1)))
-    assert short.m == 65 and default_strided(short).tile_rows in (16, 32)
+    assert default_strided(nd).key == "ndtile:e4:32x32:t128:v4:r1:p1:none:row:strided"   # _ND_DEFAULT
+    for e in (1, 2, 4, 8, 16):                 # each element size's measured default is in its space
+        d = default_strided(fuse_tile(tile_of((5, 6, 7, 3), (3, 2, 1, 0), e)))
+        assert (d.tile_rows, d.tile_cols, d.threads) == _ND_DEFAULT[e], e
     assert default_strided(nd, epilogue="conj32") is None   # 4-byte elements split conj32's groups
     c8 = fuse_tile(tile_of((5, 6, 7), (2, 1, 0), 8))
     assert default_strided(c8, epilogue="conj32").epilogue == "conj32"
@@ -518,3 +518,16 @@ def test_the_check_sees_a_wrong_side():
     assert np.array_equal(emulate_strided(*case.job(cfg)), case.want)    # a size-1 dim changes nothing
     with pytest.raises(ValueError, match="outside the 8-byte destination buffer"):
         emulate_strided(cfg, good, case.src, np.zeros(8, np.uint8), case.src_offset, 0)
+
+
+def test_run_problem_fuses_small_or_odd_matrices_and_wide_elements():
+    small = tile_of((33, 65, 129, 61), (3, 2, 1, 0))          # 33 x 61 matrices: half-empty tiles
+    assert run_problem(small) == fuse_tile(small)
+    big = tile_of((257, 509, 263), (2, 1, 0))                  # 257 x 263: tiles 0.82 full, 4-byte elements
+    assert fuse_tile(big) is not None and run_problem(big) is big
+    wide = tile_of((257, 509, 263), (2, 1, 0), 8)              # 8-byte elements always fuse
+    assert run_problem(wide) == fuse_tile(wide)
+    plain = tile_of((64, 96), (1, 0), view=np.s_[:, :48])       # a pitched view: nothing to fuse
+    assert fuse_tile(plain) is None and run_problem(plain) is plain
+    rows = layout.canonical((4, 5, 6), (120, 24, 4), 4, (1, 0, 2), 16)
+    assert run_problem(rows) is rows
