@@ -98,7 +98,7 @@ def test_rows_geometry_limits():
 @pytest.mark.parametrize("e", ELEM_SIZES)
 def test_strided_space_is_small_and_every_entry_valid(e):
     got = strided_space(e)
-    assert {c.variant for c in got} == {"tile", "vec", "rows"}
+    assert {c.variant for c in got} == {"tile", "vec", "rows", "ndtile"}
     for fam in families.modules():
         if "strided" not in getattr(fam, "LAYOUTS", ("dense",)):
             assert not hasattr(fam, "strided_space")

@@ -401,6 +401,8 @@ def cast_reference(cast: str) -> Callable[[np.ndarray], np.ndarray]:
 
 def moved_bytes(problem: Canonical) -> int:
     """Bytes the problem writes (the output's size)."""
+    if isinstance(problem, NdTileProblem):   # fused tiles (the block at the end)
+        return math.prod(d.size for d in problem.dims()) * problem.elem
     if isinstance(problem, CopyProblem):
         return problem.nbytes // problem.elem * problem.out_elem
     if isinstance(problem, TransposeProblem):
@@ -461,6 +463,8 @@ def apply(problem: Canonical, src: np.ndarray, dst_nbytes: int, cast=None) -> np
     elif cast is not None and not callable(cast):
         raise TypeError(f"cast must be a cast name or a function, not {type(cast).__name__}")
     src = np.ascontiguousarray(src)
+    if isinstance(problem, NdTileProblem):   # fused tiles (the block at the end)
+        return _apply_nd(problem, src, dst_nbytes)
     dst = np.zeros(dst_nbytes, np.uint8)
     shape, sst, dshape, dstr = _views(problem)
     for what, buf, sh, st in (("src", src, shape, sst), ("dst", dst, dshape, dstr)):
@@ -482,4 +486,140 @@ def apply(problem: Canonical, src: np.ndarray, dst_nbytes: int, cast=None) -> np
     if got.shape != words.shape:
         raise ValueError(f"cast returned shape {got.shape} for {words.shape} elements")
     out[...] = np.ascontiguousarray(got.astype(_words(eo), copy=False)).view(np.uint8).reshape(out.shape)
+    return dst
+
+
+# -- fused tiles (NdTileProblem) -----------------------------------------------------
+#
+# A TileProblem whose batch dimensions continue its matrix's sides linearly
+# (cuTT-style fusion): a batch dim whose output stride is m * elem continues
+# the output's contiguous run of m, one whose input stride is sci * n continues
+# the input's run of n. Fused into the sides, the job is a transpose of larger
+# (M x N) matrices whose tiles are mostly full; each fused row's input offset
+# and each fused column's output offset is a mixed-radix sum, computed once a
+# tile row or column (the ndtile family, cuda_templates/ndtile.cu).
+
+@dataclass(frozen=True)
+class NdTileProblem:
+    """A strided batched 2-D transpose of fused M x N matrices.
+
+    ``m_side``: the fused rows' dims, (size, src) innermost first; row o,
+    decomposed over them (o = i0 + s0 * (i1 + s1 * ...)), starts at input
+    byte sum(i_k * src_k) and lands contiguously on the output: output byte
+    o * elem (the dims' output strides are elem * the product of the sizes
+    inside them). ``n_side``: the fused columns' dims, (size, dst) innermost
+    first; column q, decomposed over them, is at input byte q * sci (the dims'
+    input strides are sci * the product of the sizes inside them) and goes to
+    output byte sum(j_k * dst_k). ``batch``: the other dims, outermost first.
+    So input element (batch, o, q) is at src + sum(batch src) + rowoff(o) +
+    q * sci and goes to dst + sum(batch dst) + coloff(q) + o * elem. A
+    TileProblem is the case of one dim a side: ((m, ldi),), ((n, ldo),)."""
+    elem: int
+    m_side: tuple[tuple[int, int], ...]
+    n_side: tuple[tuple[int, int], ...]
+    sci: int
+    batch: tuple[Dim, ...]
+
+    @property
+    def out_elem(self) -> int:
+        """The output's element size: the input's (fused tiles take no cast)."""
+        return self.elem
+
+    @property
+    def m(self) -> int:
+        """Fused rows (the output's contiguous side)."""
+        return math.prod(s for s, _ in self.m_side)
+
+    @property
+    def n(self) -> int:
+        """Fused columns (the input's fastest side)."""
+        return math.prod(s for s, _ in self.n_side)
+
+    def dims(self) -> tuple[Dim, ...]:
+        """Every dim as a Dim (size, src, dst): the m side's, then the n
+        side's (innermost first, their linear strides filled in), then batch."""
+        out, run = [], self.elem
+        for s, src in self.m_side:
+            out.append(Dim(s, src, run))
+            run *= s
+        run = self.sci
+        for s, dst in self.n_side:
+            out.append(Dim(s, run, dst))
+            run *= s
+        return tuple(out) + tuple(self.batch)
+
+
+def fuse_tile(problem: TileProblem) -> NdTileProblem | None:
+    """The TileProblem with every batch dim that continues a side linearly
+    fused into that side, repeatedly (a dim fused may let another continue
+    it): into the m side, dims whose output stride is elem * M (M: the m
+    side's size so far), into the n side, dims whose input stride is sci * N.
+    A dim that continues both sides is tried on each; of the fusions reached,
+    the one whose 32 x 32 tiles are fullest (then the fewest batch dims, then
+    the m side) wins. Size-1 dims never fuse. None when nothing fuses."""
+    if not isinstance(problem, TileProblem):
+        raise TypeError(f"fuse_tile takes a TileProblem, not {type(problem).__name__}")
+    start = (((problem.m, problem.ldi),), ((problem.n, problem.ldo),), tuple(problem.batch))
+    ends = _fusions(problem.elem, problem.sci, *start)
+    best = max(ends, key=lambda s: (_fill(s), -len(s[2]), -ends.index(s)))
+    if best == start:
+        return None
+    return NdTileProblem(problem.elem, best[0], best[1], problem.sci, best[2])
+
+
+def _fusions(elem: int, sci: int, ms: tuple, ns: tuple, batch: tuple) -> list:
+    """Every maximal fusion from this state (m side, n side, batch), m first where a dim fits both."""
+    mlen, nlen = math.prod(s for s, _ in ms), math.prod(s for s, _ in ns)
+    fit_m = [d for d in batch if d.size > 1 and d.dst == elem * mlen]
+    fit_n = [d for d in batch if d.size > 1 and d.src == sci * nlen]
+    if not fit_m and not fit_n:
+        return [(ms, ns, batch)]
+    dm, dn = fit_m[:1], fit_n[:1]
+    if dm and dn and dm[0] is dn[0]:    # continues both sides: try each
+        d = dm[0]
+        rest = tuple(x for x in batch if x is not d)
+        return (_fusions(elem, sci, ms + ((d.size, d.src),), ns, rest)
+                + _fusions(elem, sci, ms, ns + ((d.size, d.dst),), rest))
+    ms += tuple((d.size, d.src) for d in dm)
+    ns += tuple((d.size, d.dst) for d in dn)
+    rest = tuple(x for x in batch if not any(x is d for d in dm + dn))
+    return _fusions(elem, sci, ms, ns, rest)
+
+
+def _fill(state) -> float:
+    """The share of 32 x 32 tiles' area inside the fused matrices."""
+    m, n = math.prod(s for s, _ in state[0]), math.prod(s for s, _ in state[1])
+    return m * n / (-(-m // 32) * 32 * -(-n // 32) * 32)
+
+
+def _nd_views(p: NdTileProblem) -> tuple[tuple, tuple, tuple, tuple, tuple]:
+    """_views for an NdTileProblem: (shape, src strides, dst shape, dst
+    strides, axes): the source view is (batch, m dims, n dims, bytes), the
+    destination (batch, n dims, m dims, bytes), each side outermost first;
+    dst[...] = src.transpose(axes)."""
+    nb, km, kn = len(p.batch), len(p.m_side), len(p.n_side)
+    dims = p.dims()
+    mdims, ndims = dims[:km][::-1], dims[km:km + kn][::-1]
+    batch = tuple(p.batch)
+    shape = tuple(d.size for d in batch + mdims + ndims) + (p.elem,)
+    src = tuple(d.src for d in batch + mdims + ndims) + (1,)
+    dshape = tuple(d.size for d in batch + ndims + mdims) + (p.elem,)
+    dst = tuple(d.dst for d in batch + ndims + mdims) + (1,)
+    axes = tuple(range(nb)) + tuple(range(nb + km, nb + km + kn)) + tuple(range(nb, nb + km)) + (nb + km + kn,)
+    return shape, src, dshape, dst, axes
+
+
+def _apply_nd(problem: NdTileProblem, src: np.ndarray, dst_nbytes: int) -> np.ndarray:
+    """apply() of an NdTileProblem (src: checked, contiguous)."""
+    dst = np.zeros(dst_nbytes, np.uint8)
+    shape, sst, dshape, dstr, axes = _nd_views(problem)
+    for what, buf, sh, st in (("src", src, shape, sst), ("dst", dst, dshape, dstr)):
+        need = 1 + sum((n - 1) * s for n, s in zip(sh, st))
+        if any(s < 0 for n, s in zip(sh, st) if n > 1):
+            raise ValueError(f"apply takes fused tiles of non-negative strides, not {problem}")
+        if need > buf.size:
+            raise ValueError(f"{what} has {buf.size} bytes; {problem} touches {need}")
+    a = np.lib.stride_tricks.as_strided(src, shape, sst, writeable=False)
+    out = np.lib.stride_tricks.as_strided(dst, dshape, dstr)
+    out[...] = a.transpose(axes)
     return dst

@@ -6,7 +6,7 @@ A family module defines VARIANTS, TEMPLATE, problems(c), smem_bytes(c),
 aligned_for(c, m, n), pointer_align(c), space(elem_bytes) (keyword arguments of
 candidate dense configs) and optionally keep(c) (a filter on the built configs).
 Families that run strided launches (KernelConfig.layout "strided": the
-TileProblems and RowsProblems of autotrans.core.layout) also define LAYOUTS
+TileProblems, NdTileProblems and RowsProblems of autotrans.core.layout) also define LAYOUTS
 (the layouts they take; without it, ("dense",)), strided_problems(c, problem,
 align) (why c cannot run that problem, with pointers aligned to align bytes)
 and strided_space(elem_bytes) (keyword arguments of strided candidates).
@@ -20,7 +20,7 @@ from autotrans.core.paths import template_dir
 
 __path__ = [str(template_dir())]   # the family modules sit beside their templates
 
-NAMES = ("naive", "tile", "vec", "shift", "rows", "skinny")
+NAMES = ("naive", "tile", "vec", "shift", "rows", "skinny", "ndtile")
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,37 +13,43 @@ so that those run with an epilogue or a cast too (as_strided: any canonical
 problem). A cast's problems carry the output's element size (out_elem: the
 canonical(..., out_itemsize=) of core.layout), its configs the cast:
 strided_candidates(problem, align, cast=config.cast_for("float32", "bfloat16")).
+
+An NdTileProblem (fused tiles, core.layout.fuse_tile) walks B = prod(batch
+sizes) matrices of M x N fused rows and columns; its StridedArgs encoding is
+nd_args'. It takes no cast.
 """
 from __future__ import annotations
 
 import math
 
 from .. import families
-from ..core.layout import MAX_BATCH, CopyProblem, Dim, RowsProblem, TileProblem, TransposeProblem
+from ..core.layout import MAX_BATCH, CopyProblem, Dim, NdTileProblem, RowsProblem, TileProblem, TransposeProblem
 from ..core.problem import ELEM_SIZES
 from .config import CAST_SIZES, CASTS, EPILOGUE_GROUPS, EPILOGUES, KernelConfig
 from .templates import STRIDED_ARGS
 
-__all__ = ["strided_shape", "strided_args", "pack", "pointer_alignment", "strided_problems", "strided_space",
-           "strided_candidates", "epilogue_problems", "as_tile", "as_rows", "as_strided", "byte_extent"]
+__all__ = ["strided_shape", "strided_args", "nd_args", "pack", "pointer_alignment", "strided_problems",
+           "strided_space", "strided_candidates", "epilogue_problems", "as_tile", "as_rows", "as_strided",
+           "byte_extent"]
 
 MAX_ALIGN = 256   # pointer_alignment's cap
 COPY_ROW = 1024   # as_rows: bytes of a row at most (the rows family's widest tile row)
 
 
 def _dims(problem):
-    if isinstance(problem, TileProblem):
+    if isinstance(problem, (TileProblem, NdTileProblem)):
         return problem.batch
     if isinstance(problem, RowsProblem):
         return problem.rows
-    raise TypeError(f"a strided launch takes a TileProblem or RowsProblem, not {type(problem).__name__}")
+    raise TypeError(f"a strided launch takes a TileProblem, NdTileProblem or RowsProblem, "
+                    f"not {type(problem).__name__}")
 
 
 def strided_shape(problem: TileProblem | RowsProblem) -> tuple[int, int, int]:
     """The (B, M, N) a strided kernel walks for this problem."""
     dims = _dims(problem)
     count = math.prod(d.size for d in dims)
-    if isinstance(problem, TileProblem):
+    if isinstance(problem, (TileProblem, NdTileProblem)):
         return count, problem.m, problem.n
     return 1, count, problem.n
 
@@ -52,7 +58,9 @@ def strided_args(problem: TileProblem | RowsProblem, src_ptr: int, dst_ptr: int)
     """The values of at::StridedArgs for this problem, in STRIDED_ARGS' order:
     in, out, B, M, N, ldi, ldo, sci, nb, size[MAX_BATCH], src[...], dst[...]
     (unused dimensions: size 1, strides 0). A RowsProblem's ldi and ldo are 0
-    and its sci the element size (unused)."""
+    and its sci the element size (unused). An NdTileProblem's: nd_args'."""
+    if isinstance(problem, NdTileProblem):
+        return nd_args(problem, src_ptr, dst_ptr)
     dims = _dims(problem)
     if len(dims) > MAX_BATCH:
         raise ValueError(f"a strided launch decomposes at most {MAX_BATCH} dimensions, not {len(dims)}")
@@ -115,7 +123,12 @@ def epilogue_problems(epilogue: str, problem: TileProblem | RowsProblem) -> list
         return []
     g = EPILOGUE_GROUPS[epilogue]
     p = []
-    if isinstance(problem, TileProblem):
+    if isinstance(problem, NdTileProblem):    # as a TileProblem: elements move between output rows
+        if problem.elem % g:
+            p.append(f"epilogue {epilogue} acts on {g}-byte groups: a tile problem's {problem.elem}-byte elements "
+                     f"would split them over output rows (elements must be multiples of {g} B)")
+        outs = tuple(s for _, s in problem.n_side) + tuple(d.dst for d in dims)
+    elif isinstance(problem, TileProblem):
         if problem.elem % g:
             p.append(f"epilogue {epilogue} acts on {g}-byte groups: a tile problem's {problem.elem}-byte elements "
                      f"would split them over output rows (elements must be multiples of {g} B)")
@@ -240,7 +253,9 @@ def byte_extent(problem: TileProblem | RowsProblem) -> tuple[tuple[int, int], tu
     """The bytes a launch may touch, relative to its pointers: ((input lo, hi),
     (output lo, hi)), hi exclusive; (0, 0) for an empty problem."""
     e, eo = problem.elem, problem.out_elem
-    if isinstance(problem, TileProblem):
+    if isinstance(problem, NdTileProblem):
+        sides = [(d.size, d.src, d.dst) for d in problem.dims()]
+    elif isinstance(problem, TileProblem):
         sides = [(problem.m, problem.ldi, eo), (problem.n, problem.sci, problem.ldo)]
         sides += [(d.size, d.src, d.dst) for d in problem.batch]
     else:
@@ -253,3 +268,36 @@ def byte_extent(problem: TileProblem | RowsProblem) -> tuple[tuple[int, int], tu
         hi = sum(max(0, (s[0] - 1) * s[k]) for s in sides)
         out.append((lo, hi + last))
     return out[0], out[1]
+
+
+# -- fused tiles (NdTileProblem, the ndtile family) ------------------------------------
+
+ND_COUNTS = MAX_BATCH - 1   # the slot whose size holds an NdTileProblem's side counts (nd_args)
+
+
+def nd_args(problem: NdTileProblem, src_ptr: int, dst_ptr: int) -> tuple:
+    """at::StridedArgs of an NdTileProblem (what cuda_templates/ndtile.cu reads):
+
+    B, M, N: prod(batch sizes), the fused rows (prod of the m side's sizes)
+    and columns (the n side's); ldi: the input stride of the m side's
+    outermost dim, ldo: the output stride of the n side's outermost dim, sci
+    the input column pitch; nb: the batch dims, in slots [0, nb) as every
+    strided kernel has them (size, src, dst; outermost first); then the m
+    side's other dims, innermost first, as (size, src, 0) in slots [nb, nb +
+    km - 1), then the n side's others, innermost first, as (size, 0, dst) in
+    [nb + km - 1, nb + km + kn - 2). Slot ND_COUNTS (the last) holds size =
+    (km - 1) | (kn - 1) << 8, strides 0: so nb + km + kn <= MAX_BATCH + 1
+    (MAX_RANK). Unused slots: size 1, strides 0. With one dim a side, the
+    values are a TileProblem's (ldi, ldo, sci, batch)."""
+    if not isinstance(problem, NdTileProblem):
+        raise TypeError(f"nd_args takes an NdTileProblem, not {type(problem).__name__}")
+    km, kn = len(problem.m_side), len(problem.n_side)
+    slots = [(d.size, d.src, d.dst) for d in problem.batch]
+    slots += [(s, src, 0) for s, src in problem.m_side[:-1]] + [(s, 0, dst) for s, dst in problem.n_side[:-1]]
+    if not (km and kn) or len(slots) > ND_COUNTS:
+        raise ValueError(f"an NdTileProblem launch takes 1 to {ND_COUNTS + 1} dims a side and at most "
+                         f"{ND_COUNTS + 2} in all, not {km} + {kn} + {len(problem.batch)} batch")
+    slots += [(1, 0, 0)] * (ND_COUNTS - len(slots)) + [((km - 1) | (kn - 1) << 8, 0, 0)]
+    b, m, n = strided_shape(problem)
+    return (src_ptr, dst_ptr, b, m, n, problem.m_side[-1][1], problem.n_side[-1][1], problem.sci,
+            len(problem.batch), *(t[0] for t in slots), *(t[1] for t in slots), *(t[2] for t in slots))

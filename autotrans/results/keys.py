@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..core.device import DeviceId
-from ..core.layout import MAX_BATCH, Dim, RowsProblem, TileProblem
+from ..core.layout import MAX_BATCH, MAX_RANK, Dim, NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import ELEM_SIZES, MAX_DIM
 from ..kernels.strided import strided_shape
 
@@ -180,14 +180,17 @@ def _dims_of(dims, what: str, elem: int, least: int, out_elem: int) -> tuple:
 
 def check_problem(problem) -> "TileProblem | RowsProblem":
     """The problem with plain-int fields, checked: TypeError unless a
-    TileProblem or RowsProblem; ValueError (naming the first problem) unless
-    its element sizes (in and out: out_elem, a cast's) are of ELEM_SIZES,
-    sides are positive, strides and pitches positive multiples of the element
-    size (output ones of the output's), at most MAX_BATCH decomposed
-    dimensions (a RowsProblem has at least one) and at most 2**62 bytes moved
-    or spanned."""
+    TileProblem, NdTileProblem (checked by check_nd) or RowsProblem;
+    ValueError (naming the first problem) unless its element sizes (in and
+    out: out_elem, a cast's) are of ELEM_SIZES, sides are positive, strides
+    and pitches positive multiples of the element size (output ones of the
+    output's), at most MAX_BATCH decomposed dimensions (a RowsProblem has at
+    least one) and at most 2**62 bytes moved or spanned."""
+    if isinstance(problem, NdTileProblem):
+        return check_nd(problem)
     if not isinstance(problem, (TileProblem, RowsProblem)):
-        raise TypeError(f"a strided problem is a TileProblem or RowsProblem, not {type(problem).__name__}")
+        raise TypeError(f"a strided problem is a TileProblem, NdTileProblem or RowsProblem, "
+                        f"not {type(problem).__name__}")
     e = as_int(problem.elem, "elem")
     if e not in ELEM_SIZES:
         raise ValueError(f"elem must be one of {ELEM_SIZES}, not {e}")
@@ -221,8 +224,11 @@ def problem_text(problem) -> str:
     ``tile:e{elem}:{m}x{n}:ldi{ldi}:ldo{ldo}:sci{sci}:b({size}/{src}/{dst},...)`` or
     ``rows:e{elem}:n{n}:r({size}/{src}/{dst},...)``, dimensions outermost first;
     then ``:o{out_elem}`` where the output's elements (a cast's) are of another
-    size (nothing where they are the input's: texts from before casts read the same)."""
+    size (nothing where they are the input's: texts from before casts read the
+    same); an NdTileProblem's: nd_text."""
     p = problem
+    if isinstance(p, NdTileProblem):
+        return nd_text(p)
     out = "" if p.out_elem == p.elem else f":o{p.out_elem}"
     if isinstance(p, TileProblem):
         return f"tile:e{p.elem}:{p.m}x{p.n}:ldi{p.ldi}:ldo{p.ldo}:sci{p.sci}:b({_dims_text(p.batch)})" + out
@@ -245,8 +251,11 @@ def problem_from_text(s: str) -> "TileProblem | RowsProblem":
     try:
         if not isinstance(s, str) or len(s) > MAX_PROBLEM_KEY_CHARS:
             raise ValueError("not text of a bounded length")
-        tile, rows = _TILE_TEXT.match(s), _ROWS_TEXT.match(s)
-        if tile:
+        tile, rows, nd = _TILE_TEXT.match(s), _ROWS_TEXT.match(s), _ND_TEXT.match(s)
+        if nd:
+            e, ms, ns, sci, batch = nd.groups()
+            p = NdTileProblem(int(e), _parse_pairs(ms), _parse_pairs(ns), int(sci), _parse_dims(batch))
+        elif tile:
             e, m, n, ldi, ldo, sci, batch, out = tile.groups()
             p = TileProblem(int(e), int(m), int(n), int(ldi), int(ldo), int(sci), _parse_dims(batch),
                             int(out or e))
@@ -254,13 +263,71 @@ def problem_from_text(s: str) -> "TileProblem | RowsProblem":
             e, n, dims, out = rows.groups()
             p = RowsProblem(int(e), int(n), _parse_dims(dims), int(out or e))
         else:
-            raise ValueError("expected tile:e..:MxN:ldi..:ldo..:sci..:b(...) or rows:e..:n..:r(...)")
+            raise ValueError("expected tile:e..:MxN:ldi..:ldo..:sci..:b(...), rows:e..:n..:r(...) "
+                             "or ndtile:e..:m(...):n(...):sci..:b(...)")
         p = check_problem(p)
     except ValueError as exc:
         raise ValueError(f"not a strided problem: {s!r:.160} ({exc})") from None
     if problem_text(p) != s:
         raise ValueError(f"not a canonical strided problem text: {s!r:.160} (written {problem_text(p)!r:.160})")
     return p
+
+
+# -- fused tiles (NdTileProblem) ------------------------------------------------------
+
+_ND_TEXT = re.compile(rf"^ndtile:e{_N}:m\(([0-9/,]*)\):n\(([0-9/,]*)\):sci{_N}:b\(([0-9/,]*)\)$")
+_PAIR_TEXT = re.compile(rf"^{_N}/{_N}$")
+
+
+def check_nd(problem: NdTileProblem) -> NdTileProblem:
+    """check_problem of an NdTileProblem: ValueError unless its element size
+    is one of ELEM_SIZES, each side has 1 or more (size, stride) pairs of
+    positive sizes and positive multiples of the element size (sci too), at
+    most MAX_BATCH batch dims and MAX_RANK dims in all, and at most 2**62
+    bytes moved or spanned."""
+    e = as_int(problem.elem, "elem")
+    if e not in ELEM_SIZES:
+        raise ValueError(f"elem must be one of {ELEM_SIZES}, not {e}")
+    sides = []
+    for what, pairs in (("m_side", problem.m_side), ("n_side", problem.n_side)):
+        if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__len__") or not 1 <= len(pairs) <= MAX_RANK:
+            raise ValueError(f"{what} must be 1 to {MAX_RANK} (size, stride) pairs, not {pairs!r:.60}")
+        side = []
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, tuple) or len(pair) != 2:
+                raise ValueError(f"{what}[{i}] must be a (size, stride) pair, not {pair!r:.60}")
+            side.append((_positive(pair[0], f"{what}[{i}] size"), _stride(pair[1], f"{what}[{i}] stride", e)))
+        sides.append(tuple(side))
+    p = NdTileProblem(e, sides[0], sides[1], _stride(problem.sci, "sci", e),
+                      _dims_of(problem.batch, "batch", e, 0, e))
+    dims = p.dims()
+    if len(dims) > MAX_RANK:
+        raise ValueError(f"an NdTileProblem has at most {MAX_RANK} dims in all, not {len(dims)}")
+    count = 1
+    for d in dims:
+        count *= d.size
+    span_in = sum((d.size - 1) * d.src for d in dims) + e
+    span_out = sum((d.size - 1) * d.dst for d in dims) + e
+    if count * e > MAX_DIM or span_in > MAX_DIM or span_out > MAX_DIM:
+        raise ValueError(f"the problem moves or spans over 2**62 bytes: {nd_text(p)[:120]}")
+    return p
+
+
+def nd_text(p: NdTileProblem) -> str:
+    """``ndtile:e{elem}:m({size}/{src},...):n({size}/{dst},...):sci{sci}:b({size}/{src}/{dst},...)``:
+    each side's pairs innermost first, batch dims outermost first."""
+    pairs = [",".join(f"{a}/{b}" for a, b in side) for side in (p.m_side, p.n_side)]
+    return f"ndtile:e{p.elem}:m({pairs[0]}):n({pairs[1]}):sci{p.sci}:b({_dims_text(p.batch)})"
+
+
+def _parse_pairs(text: str) -> tuple:
+    out = []
+    for part in text.split(",") if text else ():
+        m = _PAIR_TEXT.match(part)
+        if not m:
+            raise ValueError(f"bad side dimension {part!r:.60} (size/stride)")
+        out.append((int(m[1]), int(m[2])))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -301,7 +368,9 @@ class ProblemKey:
 
     @property
     def kind(self) -> str:
-        """``tile`` or ``rows``."""
+        """``tile``, ``ndtile`` or ``rows``."""
+        if isinstance(self.problem, NdTileProblem):
+            return "ndtile"
         return "tile" if isinstance(self.problem, TileProblem) else "rows"
 
     @property

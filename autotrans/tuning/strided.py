@@ -1,4 +1,5 @@
-"""Tuning of strided canonical problems (core.layout TileProblem, RowsProblem):
+"""Tuning of strided canonical problems (core.layout TileProblem, RowsProblem,
+and the fused tiles of fuse_tile, NdTileProblem):
 the strided configs that can run a problem, compiled together, each verified
 bit-exactly on the GPU against the host reference (core.layout.apply), timed
 as tune() times (events, rotating buffer sets for a cold L2, medians; the top
@@ -17,7 +18,7 @@ from ..backend import cuda as driver
 from ..backend import memory
 from ..core import layout
 from ..core.device import Limits
-from ..core.layout import RowsProblem, TileProblem
+from ..core.layout import NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import dtype_of_size
 from ..kernels.config import KernelConfig
 from ..kernels.strided import byte_extent, strided_args, strided_problems, strided_shape, strided_space
@@ -28,7 +29,7 @@ from .runner import default_first, tune_candidates
 from .space import space_id
 from .verify import GUARD, POISON, RotatingBuffers
 
-__all__ = ["strided_candidates", "default_strided", "problem_key", "extents", "host_buffers",
+__all__ = ["run_problem", "strided_candidates", "default_strided", "problem_key", "extents", "host_buffers",
            "StridedBuffers", "tune_problem", "best_strided", "problem_rows", "TUNE_ALIGN"]
 
 TUNE_ALIGN = 16            # pointer alignment candidates are tuned for (allocations are 256-aligned)
@@ -49,11 +50,18 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     """The untuned rule: among the configs of this epilogue that can run the
     problem, the rows family for rows, else vector tiles before scalar ones;
     the widest accesses; then the tile whose row is nearest the problem's row
-    without exceeding it (log2 distance, a longer one counting twice). None
-    when none can."""
+    without exceeding it (log2 distance, a longer one counting twice). An
+    NdTileProblem takes the ndtile config of the best _nd_score. None when
+    none can."""
     fits = [c for c in strided_space(problem.elem, epilogue) if not _fit(c, problem, align, limits, epilogue)]
     if not fits:
         return None
+    if isinstance(problem, NdTileProblem):
+        want = _ND_DEFAULT.get(problem.elem)
+        for c in fits:
+            if (c.tile_rows, c.tile_cols, c.threads) == want:
+                return c
+        return max(fits, key=lambda c: (_nd_score(c, problem), -fits.index(c)))
     row = problem.n * problem.elem
 
     def score(c):
@@ -62,6 +70,40 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
         return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, fit, c.threads, c.key)
 
     return max(fits, key=score)
+
+
+# The ndtile tile (rows, columns, threads) per element size that won most often
+# on the H200 over fused 3-D to 5-D permutations (benchmarks/NOTES.md, session 8);
+# _nd_score where it cannot run.
+_ND_DEFAULT = {1: (64, 64, 512), 2: (64, 32, 256), 4: (32, 32, 128), 8: (32, 32, 128), 16: (32, 32, 128)}
+FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
+
+
+def run_problem(problem):
+    """The problem permute() runs (and ``autotrans tune --axes`` tunes) for a
+    canonical one: a TileProblem as its fused tiles (core.layout.fuse_tile)
+    where the fusion applies and the matrices are small or odd enough that
+    fusing won on the H200 (8-byte elements and up, or 32 x 32 tiles less than
+    FUSE_FILL full); anything else as it is."""
+    if isinstance(problem, TileProblem):
+        fused = layout.fuse_tile(problem)
+        if fused is not None:
+            m, n = problem.m, problem.n
+            fill = m * n / (-(-m // 32) * 32 * -(-n // 32) * 32)
+            if problem.elem >= 8 or fill < FUSE_FILL:
+                return fused
+    return problem
+
+
+def _nd_score(cfg: KernelConfig, problem: NdTileProblem) -> float:
+    """ndtile's untuned rule (fused tiles): the share of the tiles' area inside
+    the fused matrix, times the share of whole sectors in the runs a tile
+    reads and writes (a run of b bytes at any alignment touching about b + 32
+    bytes of sectors): full tiles, and long runs on both sides."""
+    tr, tc, e = cfg.tile_rows, cfg.tile_cols, problem.elem
+    m, n = problem.m, problem.n
+    fill = m * n / (-(-m // tr) * tr * -(-n // tc) * tc)
+    return fill * (tr * e / (tr * e + 32)) * (tc * e / (tc * e + 32))
 
 
 def strided_candidates(problem: TileProblem | RowsProblem, limits: Limits = Limits(),

@@ -1,0 +1,140 @@
+"""Family ``ndtile`` (ndtile.cu): fused tiles (NdTileProblem of
+autotrans.core.layout, from fuse_tile): a padded shared-memory tile with
+scalar accesses over M x N fused rows and columns.
+
+Strided launches only (KernelConfig.layout ``strided``; the argument encoding
+is autotrans.kernels.strided.nd_args'). A block moves ``tile_rows`` fused rows
+by ``tile_cols`` fused columns: its rows' input offsets and its columns'
+output offsets are mixed-radix sums over the sides' dims, computed once a
+block (a table in shared memory after the tile), then the tile is loaded along
+input rows and stored along output rows, every load (store) of a thread in
+flight before its first shared-memory store (global store). Each tile row
+has ``pad`` extra elements (pad_for: the fewest that free both phases of bank
+conflicts)."""
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+
+from autotrans.core.layout import MAX_RANK, NdTileProblem
+
+VARIANTS = ("ndtile",)
+TEMPLATE = "ndtile.cu"
+LAYOUTS = ("strided",)
+EPILOGUES = ("none", "conj32", "conj64")   # elements must be whole groups (as tile's)
+MAX_ELEMS = 8    # elements a thread moves (16 spill at 128 registers, sm_90)
+
+
+def problems(c) -> list[str]:
+    p = []
+    if c.vec_bytes != c.elem_bytes or c.micro_rows != 1 or c.swizzle != "none":
+        p.append("ndtile uses scalar accesses and a padded tile: vec_bytes == elem_bytes, micro_rows == 1, "
+                 "no swizzle")
+    if (c.tile_rows * c.tile_cols) % c.threads:
+        p.append("threads must divide the tile")
+    elif c.tile_rows * c.tile_cols // c.threads > MAX_ELEMS:
+        p.append(f"a thread moves at most {MAX_ELEMS} elements (tile_rows * tile_cols / threads)")
+    if c.elem_bytes % c.epilogue_group:
+        p.append(f"epilogue {c.epilogue} flips a bit of every {c.epilogue_group}-byte group and tiles move "
+                 f"elements between rows: elem_bytes must be a multiple of {c.epilogue_group}")
+    return p
+
+
+def tile_bytes(c) -> int:
+    """The tile's bytes (input orientation, rows of tile_cols + pad elements)."""
+    return c.tile_rows * (c.tile_cols + c.pad) * c.elem_bytes
+
+
+def smem_bytes(c) -> int:
+    """The tile, then (8-byte aligned) the rows' input and the columns' output offsets, 8 bytes each."""
+    return -(-tile_bytes(c) // 8) * 8 + 8 * (c.tile_rows + c.tile_cols)
+
+
+def aligned_for(c, m: int, n: int) -> bool:
+    return True
+
+
+def pointer_align(c) -> int:
+    return c.elem_bytes
+
+
+def space(e: int):
+    """None: ndtile runs no dense transpose (see strided_space)."""
+    return iter(())
+
+
+def strided_problems(c, problem, align: int) -> list[str]:
+    """Why config c cannot run this strided problem (empty when it can): an
+    NdTileProblem of c's element size with at most MAX_RANK dims in all
+    (nd_args' encoding), element-aligned strides and pointers (align: the
+    largest power of two dividing both)."""
+    if not isinstance(problem, NdTileProblem):
+        return [f"ndtile moves NdTileProblems, not {type(problem).__name__}"]
+    e = c.elem_bytes
+    if problem.elem != e:
+        return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"]
+    p = []
+    dims = len(problem.m_side) + len(problem.n_side) + len(problem.batch)
+    if not (problem.m_side and problem.n_side) or dims > MAX_RANK:
+        p.append(f"an ndtile launch takes a dim or more a side and at most {MAX_RANK} dims in all, "
+                 f"not {len(problem.m_side)} + {len(problem.n_side)} + {len(problem.batch)}")
+    strides = (problem.sci,) + tuple(s for _, s in problem.m_side + problem.n_side) + \
+        tuple(s for d in problem.batch for s in (d.src, d.dst))
+    if any(s % e for s in strides):
+        p.append(f"pitches and strides must be multiples of the element size ({e} B)")
+    if align % e:
+        p.append(f"pointers must be {e}-byte aligned")
+    return p
+
+
+# -- shared-memory banks (a model of ndtile.cu's maps) --------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def bank_ways(e: int, tr: int, tc: int, nt: int, pad: int) -> int:
+    """The worst n-way bank conflict of the tile's accesses, as ndtile.cu maps
+    them: thread t's k-th element i = t + k * nt is tile element (row i // tc,
+    column i % tc) in the load phase, (row i % tr, column i // tr) in the
+    store phase, at byte (row * (tc + pad) + column) * e. Accesses go in
+    groups of threads requesting 128 bytes at most (32 of up to 4 bytes, 16
+    of 8, 8 of 16); a group's different 4-byte words in one of the 32 banks
+    cost a wavefront each."""
+    group = 32 if e <= 4 else 128 // e
+    worst = 0
+    for store in (False, True):
+        for k in range(tr * tc // nt):
+            for g0 in range(0, nt, group):
+                words = defaultdict(set)
+                for t in range(g0, g0 + group):
+                    i = t + k * nt
+                    r, c = (i % tr, i // tr) if store else (i // tc, i % tc)
+                    off = (r * (tc + pad) + c) * e
+                    for w in range(off // 4, (off + e - 1) // 4 + 1):
+                        words[w % 32].add(w)
+                worst = max(worst, max(len(v) for v in words.values()))
+    return worst
+
+
+def pad_for(e: int, tr: int, tc: int, nt: int) -> int:
+    """The fewest pad elements (0 to tc) that give the fewest bank conflicts."""
+    return min(range(tc + 1), key=lambda p: (bank_ways(e, tr, tc, nt, p), p))
+
+
+# (tile_rows, tile_cols, threads, order): 32x32 in both walks, 8 elements a
+# thread (32x32 of 128 threads, 64-wide sides), and short or narrow tiles for
+# fused matrices with a small side.
+_STRIDED = ((32, 32, 256, "row"), (32, 32, 256, "col"), (32, 32, 128, "row"), (64, 32, 256, "row"),
+            (32, 64, 256, "row"), (64, 64, 512, "row"), (64, 64, 512, "col"), (16, 64, 256, "row"),
+            (64, 16, 256, "row"), (8, 128, 256, "row"))
+
+
+def strided_space(e: int):
+    """The tiles of _STRIDED for this element size, each padded by pad_for;
+    those no pad frees of bank conflicts are left out (64x16 of 4-byte
+    elements: a warp's load spans 2 rows, wanting rows of 16 mod 32 words,
+    its store 32 rows of a column, wanting an odd number)."""
+    for tr, tc, nt, order in _STRIDED:
+        pad = pad_for(e, tr, tc, nt)
+        if bank_ways(e, tr, tc, nt, pad) == 1:
+            yield dict(variant="ndtile", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, pad=pad,
+                       order=order, layout="strided")
