@@ -1,4 +1,4 @@
-"""permute() against torch eager and CuPy on N-d permutations, in one process.
+"""permute() against torch eager, torch.compile and CuPy on N-d permutations, in one process.
 
 Method: every implementation timed on the same data, interleaved within each
 repetition; before every timed launch the L2 is flushed (a 512 MiB write);
@@ -7,8 +7,14 @@ the host enqueues it, so the events hold the kernel alone; autotrans writes a
 preallocated out=, and its host time per call is reported apart); medians and IQR of
 --reps repetitions. The roofline is cudaMemcpy device-to-device of the same
 bytes in the same run (torch's copy_ of contiguous bytes). Every output is
-checked byte for byte against torch's x.permute(axes).contiguous().
-torch.compile is not measured here.
+checked byte for byte against torch's x.permute(axes).contiguous() (with
+conj: out.copy_(x.permute(axes).conj()); with a cast to D:
+x.permute(axes).contiguous().to(D), torch eager out.copy_(x.permute(axes)) into
+an out of D, and the roofline a copy of (input + output bytes) / 2, what moves
+the same bytes in and out). torch.compile: the same expression
+compiled for each case (dynamo reset, dynamic=False), its own output
+allocation included. CuPy: ascontiguousarray(x.transpose(axes)) (.conj() after,
+with conj).
 
     python benchmarks/permute_bench.py --out benchmarks/results
 """
@@ -36,6 +42,15 @@ CASES = [  # (name, shape, dtype, axes, slice or None, what the target asks)
     ("3-D int8", (511, 1031, 257), "int8", (2, 1, 0), None, ">= 0.85"),
     ("batched transpose", (64, 1024, 1024), "float16", (0, 2, 1), None, "transpose() +-3%"),
     ("strided 2-D view", (8192, 8448), "float32", (1, 0), (slice(None), slice(128, 8320)), "transpose() +-5%"),
+    ("Hermitian (conj)", (8, 2048, 2048), "complex64", (0, 2, 1), None, ">= torch, CuPy", {"conj": True}),
+    ("Hermitian (conj)", (4096, 4096), "complex128", (1, 0), None, ">= torch, CuPy", {"conj": True}),
+    ("BHSD conj", (8, 4096, 16, 64), "complex64", (0, 2, 1, 3), None, ">= torch, CuPy", {"conj": True}),
+    ("cast-transpose", (8192, 8192), "float32", (1, 0), None, ">= 0.92", {"to": "bfloat16"}),
+    ("cast-transpose", (8192, 8192), "float32", (1, 0), None, ">= 0.92", {"to": "float16"}),
+    ("cast-transpose", (16, 2048, 2048), "float32", (0, 2, 1), None, ">= 0.92", {"to": "bfloat16"}),
+    ("cast BSHD->BHSD", (8, 4096, 16, 64), "float32", (0, 2, 1, 3), None, ">= 0.92", {"to": "bfloat16"}),
+    ("cast-transpose", (4099, 8191), "float32", (1, 0), None, ">= 0.92", {"to": "bfloat16"}),
+    ("cast-transpose", (8192, 8192), "bfloat16", (1, 0), None, ">= 0.92", {"to": "float32"}),
 ]
 
 
@@ -63,26 +78,48 @@ def _stats(xs):
     return {"median_us": statistics.median(xs), "q1_us": q[0], "q3_us": q[2]}
 
 
-def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl):
+def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl, conj=False, to=None):
     dt = getattr(torch, dtype)
     base = torch.randint(-100, 100, shape, device="cuda").to(dt)
+    if dt.is_complex:
+        base = base + 1j * torch.randint(-100, 100, shape, device="cuda").to(dt)
     x = base[sl] if sl is not None else base
-    want = x.permute(axes).contiguous()
+    tdt = getattr(torch, to) if to else None
+    want = x.permute(axes).conj().contiguous().resolve_conj() if conj else x.permute(axes).contiguous()
+    if tdt is not None:
+        want = want.to(tdt)
     out = torch.empty_like(want)
-    autotrans.permute(x, axes, out=out)
+    autotrans.permute(x, axes, out=out, conj=conj, dtype=tdt)
     torch.cuda.synchronize()
     exact = bool(torch.equal(out.view(torch.uint8), want.view(torch.uint8)))
-    nbytes = want.numel() * want.element_size()
+    nbytes = (want.numel() * want.element_size() + x.numel() * x.element_size()) // 2   # what a copy moves
     a, b = torch.empty(nbytes, dtype=torch.uint8, device="cuda"), torch.empty(nbytes, dtype=torch.uint8, device="cuda")
-    impls = {"autotrans": lambda: autotrans.permute(x, axes, out=out),
+    torch._dynamo.reset()
+    if conj:
+        compiled = torch.compile(lambda t: torch.conj_physical(t.permute(axes)).contiguous(), dynamic=False)
+    elif tdt is not None:
+        compiled = torch.compile(lambda t: t.permute(axes).contiguous().to(tdt), dynamic=False)
+    else:
+        compiled = torch.compile(lambda t: t.permute(axes).contiguous(), dynamic=False)
+    impls = {"autotrans": lambda: autotrans.permute(x, axes, out=out, conj=conj, dtype=tdt),
              "memcpy": lambda: b.copy_(a),
-             "torch eager": lambda: out.copy_(x.permute(axes))}
-    if cp is not None:
+             "torch eager": (lambda: out.copy_(x.permute(axes).conj())) if conj else
+                            (lambda: out.copy_(x.permute(axes))),
+             "torch.compile": lambda: compiled(x)}
+    if cp is not None and to != "bfloat16" and dtype != "bfloat16":
         cx = cp.asarray(x)
-        impls["cupy"] = lambda: cp.ascontiguousarray(cx.transpose(axes))
-    if sl is not None or axes == (0, 2, 1):
+        if to:
+            impls["cupy"] = lambda: cx.transpose(axes).astype(to, order="C")
+    if cp is not None and not to:
+        cx = cp.asarray(x)
+        impls["cupy"] = ((lambda: cp.ascontiguousarray(cx.transpose(axes)).conj()) if conj else
+                         (lambda: cp.ascontiguousarray(cx.transpose(axes))))
+    if not conj and not to and (sl is not None or axes == (0, 2, 1)):
         dense = (x.contiguous(), torch.empty_like(want))
         impls["transpose() of the same bytes"] = lambda: autotrans.transpose(dense[0], out=dense[1])
+    got = compiled(x)
+    torch.cuda.synchronize()
+    exact = exact and bool(torch.equal(got.view(torch.uint8), want.view(torch.uint8)))
     for f in impls.values():
         f()
     torch.cuda.synchronize()
@@ -104,14 +141,16 @@ def markdown(doc) -> str:
     lines = [f"# permute() on {doc['device']}", "", doc["method"], "",
              "Columns after µs: fraction of the roofline (memcpy of the same bytes / time); "
              "'transpose()': transpose() of a contiguous array of the same bytes.", "",
-             "| case | shape | dtype | axes | MiB | problem | autotrans µs | of roofline | torch eager | CuPy | "
-             "transpose() | target | exact | host µs |", "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---|---|---:|"]
+             "| case | shape | dtype | axes | MiB | problem | autotrans µs | of roofline | torch eager | torch.compile | "
+             "CuPy | transpose() | target | exact | host µs |",
+             "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---:|"]
     for r in doc["cases"]:
         res = r["results"]
         f = lambda k: f"{res[k]['of_roofline']:.2f}" if k in res else "—"
         lines.append(f"| {r['name']} | {'x'.join(map(str, r['shape']))}{' view' if r['view'] else ''} | "
                      f"{r['dtype']} | {r['axes']} | {r['mib']:.0f} | {r['problem']} | "
-                     f"{res['autotrans']['median_us']:.1f} | {f('autotrans')} | {f('torch eager')} | {f('cupy')} | "
+                     f"{res['autotrans']['median_us']:.1f} | {f('autotrans')} | {f('torch eager')} | {f('torch.compile')} | "
+                     f"{f('cupy')} | "
                      f"{f('transpose() of the same bytes')} | {r['target']} | {'yes' if r['exact'] else 'NO'} | {r['host_us']:.0f} |")
     return "\n".join(lines) + "\n"
 
@@ -135,10 +174,11 @@ def main(argv=None) -> int:
     from autotrans.backend import cuda as driver
     doc = {"device": driver.device().id.text, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
            "method": __doc__.split("\n\n")[1].replace("\n", " "), "cases": []}
-    for name, shape, dtype, axes, sl, target in CASES:
-        r = run_case(torch, cp, autotrans, time_us, args.reps, shape, dtype, axes, sl)
-        doc["cases"].append({"name": name, "shape": shape, "dtype": dtype, "axes": axes, "view": sl is not None,
-                             "target": target, **r})
+    for name, shape, dtype, axes, sl, target, *opts in CASES:
+        opts = opts[0] if opts else {}
+        r = run_case(torch, cp, autotrans, time_us, args.reps, shape, dtype, axes, sl, **opts)
+        doc["cases"].append({"name": name, "shape": shape, "dtype": dtype + (f"->{opts['to']}" if "to" in opts else ""),
+                             "axes": axes, "view": sl is not None, **opts, "target": target, **r})
         print(name, shape, dtype, axes, r["problem"], {k: round(v["of_roofline"], 3) for k, v in r["results"].items()},
               "exact" if r["exact"] else "WRONG", flush=True)
     out = Path(args.out)

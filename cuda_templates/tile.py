@@ -58,7 +58,9 @@ def strided_problems(c, problem, align: int) -> list[str]:
     TileProblem of c's element sizes (in and out) whose pitches, column pitch
     (any multiple of the element: the loads honour t.sci), batch strides and
     pointers (align: the largest power of two dividing both) are
-    element-aligned (the output's in output elements)."""
+    element-aligned (the output's in output elements). With a cast, align
+    need only be a multiple of the smaller element: each pointer is aligned
+    to its own element (api.permute checks that before it launches one)."""
     if not isinstance(problem, TileProblem):
         return [f"tile moves TileProblems, not {type(problem).__name__}"]
     e, eo = c.elem_bytes, c.out_elem_bytes
@@ -72,8 +74,8 @@ def strided_problems(c, problem, align: int) -> list[str]:
     if any(s % e for s in ins) or any(s % eo for s in outs):
         p.append(f"pitches and strides must be multiples of the element size ({e} B"
                  + (")" if e == eo else f" in, {eo} B out)"))
-    if align % max(e, eo):
-        p.append(f"pointers must be {max(e, eo)}-byte aligned")
+    if align % min(e, eo):
+        p.append(f"pointers must be {min(e, eo)}-byte aligned")
     return p
 
 

@@ -151,6 +151,43 @@ def test_explain_with_axes_names_the_problem_and_its_config():
     assert isinstance(c.problem, layout.RowsProblem) and c.config.variant == "rows" and c.source == "untuned"
     assert autotrans.explain((5, 6), "float32", axes=(0, 1), fingerprint=H200).config is None     # a copy
     c = autotrans.explain((5, 6, 7), "complex128", axes=(2, 1, 0), conj=True, fingerprint=H200)
-    assert c.config.epilogue == "conj64" and isinstance(c.problem, layout.TileProblem)
+    assert c.config.epilogue == "conj64" and isinstance(c.problem, layout.NdTileProblem)   # fused: 16-byte elements
     with pytest.raises(ValueError, match="conj=True needs axes"):
         autotrans.explain((5, 6), "complex64", conj=True, fingerprint=H200)
+
+
+@pytest.mark.parametrize("src, dst", [("float32", "bfloat16"), ("float16", "float32"), ("float64", "float16"),
+                                      ("int32", "int8"), ("uint8", "int32")])
+def test_cast_dispatch_picks_configs_that_cast_exactly(src, dst):
+    """What permute(x, axes, dtype=) launches for random views (copies, dense
+    transposes, tile and rows problems, random bits) equals the NumPy
+    reference of astype after numpy.transpose."""
+    from autotrans.kernels import config
+    cast = config.cast_for(src, dst)
+    ei, eo = config.CAST_SIZES[cast]
+    words = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+    ref = layout.cast_reference(cast)
+    dev, rng, items, wants, kinds = _h200_info(), np.random.default_rng(ei * 10 + eo), [], [], set()
+    for k in range(40):
+        rank = int(rng.integers(1, 5))
+        shape = tuple(int(v) for v in rng.choice([1, 2, 3, 5, 7, 17, 33], size=rank))
+        axes = tuple(int(a) for a in rng.permutation(rank))
+        dense = k % 2 == 0
+        steps = [1 if dense else int(rng.integers(1, 3)) for _ in shape]
+        start = 0 if dense else 1
+        big = tuple(d * s + start for d, s in zip(shape, steps))
+        base = np.random.default_rng(k).integers(0, 256, int(np.prod(big)) * ei, dtype=np.uint8)
+        view = base.view(words[ei]).reshape(big)[tuple(slice(start, start + d * s, s) for d, s in zip(shape, steps))]
+        offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        want = ref(np.ascontiguousarray(np.transpose(view, axes))).view(np.uint8).reshape(-1)
+        align = layout.alignment(offset, 0)
+        p = layout.canonical(shape, view.strides, ei, axes, align, out_itemsize=eo)
+        kinds.add(type(p).__name__)
+        sp = permute_mod.as_strided(p, align, cast)
+        cfg, _ = permute_mod.strided_choice(sp, align, "none", dev.id.text, dev.limits, cast=cast)
+        assert cfg.cast == cast
+        items.append((cfg, sp, base, np.zeros(want.size, np.uint8), offset, 0))
+        wants.append(want)
+    assert "TileProblem" in kinds and len(kinds) >= 3, kinds
+    for item, got, want in zip(items, emulate_strided_many(items), wants):
+        assert got.tobytes() == want.tobytes(), (item[0].key, item[1])

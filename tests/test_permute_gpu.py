@@ -207,3 +207,61 @@ def test_permute_runs_the_config_tuned_for_its_problem(tmp_path):
     assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits) == (other, "tuned")
     got = torch_host(autotrans.permute(t, (1, 0)))
     assert got.tobytes() == np.ascontiguousarray(h[:, 12:712].T).tobytes()
+
+
+CAST_CASES = [("float32", "bfloat16"), ("float32", "float16"), ("bfloat16", "float32"), ("float16", "float32"),
+              ("float64", "float32"), ("float32", "float64"), ("float64", "bfloat16"), ("float16", "bfloat16"),
+              ("int32", "int8"), ("int8", "int32"), ("uint8", "int64"), ("int64", "uint16")]
+WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def torch_bits(t):
+    torch = torch_mod()
+    torch.cuda.synchronize()
+    return t.contiguous().view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]) \
+        .cpu().numpy().view(WORD[t.element_size()])
+
+
+@pytest.mark.parametrize("src, dst", CAST_CASES)
+def test_cast_permutations_match_the_numpy_reference(src, dst):
+    """permute(x, axes, dtype=D) of torch views (random bits: NaNs, infinities
+    and denormals included) equals the NumPy/ml_dtypes reference of astype
+    after numpy.transpose, bit for bit; the result has dtype D; out= of D works."""
+    from autotrans.kernels import config
+    torch = torch_mod()
+    cast = config.cast_for(src, dst)
+    ref = layout.cast_reference(cast)
+    es = np.dtype(WORD[config.CAST_SIZES[cast][0]]).itemsize
+    rng = np.random.default_rng(len(src) * 7 + len(dst))
+    for i in range(12):
+        shape, axes = case(rng, int(rng.integers(1, 5)))
+        sl, big = view_of(np.empty(shape), rng)
+        bits = host_random(big, WORD[es], 200 + i)
+        want = ref(np.ascontiguousarray(np.transpose(bits[sl], axes)))
+        tb = torch.from_numpy(bits.view({1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}[es]).copy()).cuda()
+        x = tb.view(getattr(torch, src))[sl]
+        y = autotrans.permute(x, axes, dtype=getattr(torch, dst))
+        assert y.dtype == getattr(torch, dst) and tuple(y.shape) == want.shape
+        assert torch_bits(y).tobytes() == want.tobytes(), (src, dst, shape, axes, sl)
+    y2 = autotrans.permute(x, axes, dtype=dst)                       # by name
+    assert torch_bits(y2).tobytes() == want.tobytes()
+    o = torch.empty(want.shape, dtype=getattr(torch, dst), device="cuda")
+    assert autotrans.permute(x, axes, dtype=dst, out=o) is o and torch_bits(o).tobytes() == want.tobytes()
+
+
+def test_cast_transpose_of_a_large_matrix_and_errors():
+    torch = torch_mod()
+    from autotrans.kernels import config
+    x = torch.randn(3000, 5000, device="cuda")
+    y = autotrans.permute(x, (1, 0), dtype=torch.bfloat16)
+    want = layout.cast_reference(config.cast_for("float32", "bfloat16"))(
+        np.ascontiguousarray(x.cpu().numpy().T).view(np.uint32))
+    assert torch_bits(y).tobytes() == want.tobytes()
+    cp = pytest.importorskip("cupy")
+    cx = cp.asarray(x.cpu().numpy())
+    yc = autotrans.permute(cx, (1, 0), dtype="float16")
+    assert yc.dtype == np.float16 and cp.asnumpy(yc).tobytes() == x.cpu().numpy().T.astype(np.float16).tobytes()
+    with pytest.raises(ValueError, match="integers and floats"):
+        autotrans.permute(x, (1, 0), dtype=torch.int32)
+    with pytest.raises(ValueError, match="out must have shape"):
+        autotrans.permute(x, (1, 0), dtype=torch.float16, out=torch.empty(5000, 3000, device="cuda"))

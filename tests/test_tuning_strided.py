@@ -257,7 +257,7 @@ def test_tune_axes_argument_errors(capsys, tmp_path, args, needle):
     ("64x512x16x64", "0,2,1,3", "float16", problem_text(ROWS)),
     ("300x800", "1,0", "float32", "transpose 300x800 of 4-byte elements"),
     ("4x8x2", "1,0,2", "float32", "transpose 4x8 of 8-byte elements"),
-    ("2x3x4x5x6x7x8x9", "7,6,5,4,3,2,1,0", "int8", "tile:e1:2x9:ldi181440:ldo40320:sci1:b("),
+    ("2x3x4x5x6x7x8x9", "7,6,5,4,3,2,1,0", "int8", "ndtile:e1:m(2/181440,3/60480,4/15120,5/3024):n(9/40320,"),   # fused
 ])
 def test_tune_axes_prints_the_problem_then_needs_a_gpu(run, no_gpu, shape, axes, dtype, printed):
     r = run("tune", shape, "--axes", axes, "--dtype", dtype, "--no-progress")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -30,14 +31,15 @@ from ..core.layout import CopyProblem, RowsProblem, TileProblem, TransposeProble
 from ..core.device import Limits
 from ..core.problem import dtype_of_size, elem_size, format_shape
 from ..kernels import strided
+from ..kernels import config
 from ..kernels.config import KernelConfig
-from ..tuning.strided import best_strided, default_strided
+from ..tuning.strided import best_strided, default_strided, run_problem
 from ..results.store import ResultCache
 from . import launch
 from .select import explain as explain_transpose
 from .index import _default_cache
 
-_strided = launch._strided     # (context, problem, alignment, epilogue) -> launcher; forget() clears it
+_strided = launch._strided     # (context, problem, alignment, epilogue, cast) -> launcher; forget() clears it
 
 
 def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
@@ -50,22 +52,25 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
     stream: as for transpose(). conj=True: the complex conjugate in the
     same pass (numpy.conj(numpy.transpose(x, axes)), bit for bit: the sign
     bit of every imaginary part flipped); for real dtypes it changes nothing.
-    dtype (fused casts) is not built yet: a dtype other than x's raises
-    NotImplementedError.
+    dtype: the result's dtype, cast in the same pass (a NumPy-style name such
+    as "bfloat16", a NumPy dtype, or the framework's own dtype object, e.g.
+    torch.bfloat16): between float32, float16, bfloat16 and float64, and
+    between integer widths, bit-exact as NumPy / ml_dtypes astype (round to
+    nearest even; integers truncate or extend as astype does). ValueError for
+    other casts.
     """
     if time.monotonic() >= launch._recheck[0]:
         launch._check_cache()              # another process tuned: choose again
     explicit = None if stream is None else arrays.stream_handle(stream)
     info = _describe(x, explicit)
     epilogue = _epilogue(conj, info.dtype, info.itemsize)
-    if dtype is not None and not _same_dtype(dtype, info):
-        raise NotImplementedError("permute(dtype=...) casts are not built yet; cast with your framework")
+    oinfo, cast = _target(dtype, info)
     axes = _axes(axes, len(info.shape))
     strides = info.strides if info.strides is not None else _c_strides(info.shape, info.itemsize)
     oshape = tuple(info.shape[a] for a in axes)
     if math.prod(info.shape) == 0:
         layout.canonical(info.shape, strides, info.itemsize, axes)       # validates all the same
-        return _empty(info, oshape, out, explicit or 0)
+        return _empty(oinfo, oshape, out, explicit or 0)
     loc = launch._locate(info.ptr, "the input")
     ctx, ordinal = loc.ctx, loc.ordinal
     h, producer = _stream(info, explicit, ordinal)
@@ -73,16 +78,20 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
         cu.wait(ctx, h, producer)
     made = None
     if out is not None:
-        dst = _check_out(info, strides, oshape, out, loc, h)
+        dst = _check_out(info, oinfo, strides, oshape, out, loc, h)
         result = out
     elif info.kind == "pycuda":
-        result = memory.OutputMaker(oshape, info.native)()
+        result = memory.OutputMaker(oshape, oinfo.native)()
         dst = int(result.gpudata)
     else:
-        made = arrays.new_output(info, oshape, ctx, ordinal)
+        made = arrays.new_output(oinfo, oshape, ctx, ordinal)
         dst = made.ptr
-    problem = _canonical(tuple(info.shape), tuple(strides), info.itemsize, axes, layout.alignment(info.ptr, dst))
-    run(problem, info.ptr, dst, ctx, ordinal, h, epilogue)
+    if cast != "none" and (info.ptr % info.itemsize or dst % oinfo.itemsize):
+        raise ValueError(f"a cast needs each pointer aligned to its element: the input's to {info.itemsize} B, "
+                         f"the output's to {oinfo.itemsize} B")
+    problem = _canonical(tuple(info.shape), tuple(strides), info.itemsize, axes, layout.alignment(info.ptr, dst),
+                         oinfo.itemsize if cast != "none" else None)
+    run(problem, info.ptr, dst, ctx, ordinal, h, epilogue, cast)
     if made is not None:
         if explicit is not None:
             arrays.record_stream(made.value, info.kind, stream, h, ordinal)
@@ -93,15 +102,17 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
 
 
 @functools.lru_cache(maxsize=4096)
-def _canonical(shape: tuple, strides: tuple, itemsize: int, axes: tuple, align: int):
+def _canonical(shape: tuple, strides: tuple, itemsize: int, axes: tuple, align: int, out_itemsize=None):
     """canonical(), remembered per layout (a repeat call costs a lookup)."""
-    return layout.canonical(shape, strides, itemsize, axes, align)
+    return layout.canonical(shape, strides, itemsize, axes, align, out_itemsize=out_itemsize)
 
 
-def run(problem, src: int, dst: int, ctx: int, ordinal: int, stream: int, epilogue: str = "none") -> None:
+def run(problem, src: int, dst: int, ctx: int, ordinal: int, stream: int, epilogue: str = "none",
+        cast: str = "none") -> None:
     """Enqueue a canonical problem on stream (pointers in context ctx), its
-    output after the store epilogue (KernelConfig.epilogue)."""
-    if epilogue == "none":
+    output after the store epilogue (KernelConfig.epilogue) and cast
+    (KernelConfig.cast; the problem from canonical(..., out_itemsize=))."""
+    if epilogue == "none" and cast == "none":
         if isinstance(problem, CopyProblem):
             cu.copy(ctx, dst, src, problem.nbytes, stream)
             return
@@ -111,44 +122,43 @@ def run(problem, src: int, dst: int, ctx: int, ordinal: int, stream: int, epilog
             launch._launcher(problem.bmn, e, align, ctx, ordinal, None, dtype_of_size(e))(src, dst, stream)
             return
     align = launch.pointer_align(src, dst)
-    key = (ctx, problem, align, epilogue)
+    key = (ctx, problem, align, epilogue, cast)
     go = _strided.get(key)
     if go is None:
-        go = _strided_launcher(problem, align, epilogue, ctx, ordinal)
+        go = _strided_launcher(problem, align, epilogue, cast, ctx, ordinal)
         _strided.put(key, go)
     go(src, dst, stream)
 
 
-def _strided_launcher(problem, align: int, epilogue: str, ctx: int, ordinal: int):
+def _strided_launcher(problem, align: int, epilogue: str, cast: str, ctx: int, ordinal: int):
     """go(src, dst, stream) for a problem (as a strided one), loaded in ctx."""
-    problem = as_strided(problem, align)
+    problem = as_strided(problem, align, cast)
     dev = driver.device_info(ordinal)
-    cfg, _ = strided_choice(problem, align, epilogue, dev.id.text, dev.limits)
+    cfg, _ = strided_choice(problem, align, epilogue, dev.id.text, dev.limits, cast=cast)
     kernel = launch._kernel(cfg, ctx, dev.arch)
     return kernel.strided_launcher(strided.strided_shape(problem), strided.strided_args(problem, 0, 0)[2:])
 
 
-def as_strided(problem, align: int):
+def as_strided(problem, align: int, cast: str = "none"):
     """The problem as a strided kernel runs it: a copy as rows (of elements
-    the alignment allows), a dense transpose as a tile problem."""
-    if isinstance(problem, CopyProblem):
-        return strided.as_rows(problem, align)
-    if isinstance(problem, TransposeProblem):
-        return strided.as_tile(problem)
-    return problem
+    the alignment allows), a dense transpose as a tile problem (both:
+    kernels.strided.as_strided), and without a cast a tile problem of small
+    or odd matrices as its fused tiles (tuning.strided.run_problem)."""
+    problem = strided.as_strided(problem, align)
+    return run_problem(problem) if cast == "none" else problem
 
 
 def strided_choice(problem: TileProblem | RowsProblem, align: int, epilogue: str, fingerprint: str, limits,
-                   cache=None) -> tuple:
+                   cache=None, cast: str = "none") -> tuple:
     """(config, source) a strided problem runs on the device ``fingerprint``
-    of these limits: without an epilogue, the one tuned for exactly this
-    problem in ``cache`` (default: the user cache) where it runs at this
+    of these limits: without an epilogue or cast, the one tuned for exactly
+    this problem in ``cache`` (default: the user cache) where it runs at this
     alignment ("tuned"); else the untuned rule's (strided_config, "untuned")."""
-    if epilogue == "none":
+    if epilogue == "none" and cast == "none":
         cfg = best_strided(problem, fingerprint, cache if cache is not None else _default_cache(), align=align)
         if cfg is not None and not limits.problems(cfg.threads, cfg.smem_bytes):
             return cfg, "tuned"
-    return strided_config(problem, align, limits, epilogue), "untuned"
+    return strided_config(problem, align, limits, epilogue, cast), "untuned"
 
 
 @dataclass(frozen=True)
@@ -196,13 +206,15 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, finger
     return PermuteChoice(sp, cfg, source)
 
 
-def strided_config(problem: TileProblem | RowsProblem, align: int, limits, epilogue: str = "none"):
+def strided_config(problem: TileProblem | RowsProblem, align: int, limits, epilogue: str = "none",
+                   cast: str = "none"):
     """The strided config a problem gets untuned (tuning.strided.default_strided's
     rule); ValueError when no strided config can run it here."""
-    cfg = default_strided(problem, align, limits, epilogue)
+    cfg = default_strided(problem, align, limits, epilogue, cast)
     if cfg is None:
         raise ValueError(f"no strided kernel can run {problem} with {align}-byte aligned pointers"
-                         + (f" and the epilogue {epilogue}" if epilogue != "none" else ""))
+                         + (f" and the epilogue {epilogue}" if epilogue != "none" else "")
+                         + (f" and the cast {cast}" if cast != "none" else ""))
     return cfg
 
 
@@ -225,6 +237,50 @@ def _epilogue(conj, dtype: str, itemsize: int) -> str:
     if epi is None:
         raise ValueError(f"permute(conj=True) takes complex64 and complex128, not {dtype}")
     return epi
+
+
+def _target(dtype, info: arrays.ArrayInfo) -> tuple:
+    """(the output's ArrayInfo: the input's with the result's dtype, the cast
+    name) for permute(dtype=...); (info, "none") without a cast."""
+    if dtype is None or _same_dtype(dtype, info):
+        return info, "none"
+    name = _dtype_name(dtype)
+    cast = config.cast_for(info.dtype, name)
+    size = config.CAST_SIZES[cast][1] if cast != "none" else info.itemsize
+    return dataclasses.replace(info, dtype=name, itemsize=size, native=_native(info.kind, dtype, name)), cast
+
+
+def _dtype_name(dtype) -> str:
+    """A dtype's NumPy-style name ("bfloat16"), whoever made it."""
+    if isinstance(dtype, str):
+        try:
+            return np.dtype(dtype).name
+        except TypeError:
+            return dtype.strip().lower()
+    if type(dtype).__module__.split(".")[0] == "torch":
+        return str(dtype).split(".")[-1]
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        raise TypeError(f"dtype must be a dtype or its name, not {dtype!r:.60}") from None
+
+
+def _native(kind: str, dtype, name: str):
+    """The output dtype object of the input's framework."""
+    if kind == "torch":
+        import torch
+        if isinstance(dtype, torch.dtype):
+            return dtype
+        t = getattr(torch, name, None)
+        if not isinstance(t, torch.dtype):
+            raise TypeError(f"torch has no dtype {name}")
+        return t
+    try:
+        return np.dtype(dtype if not isinstance(dtype, str) else name)
+    except TypeError:
+        if kind in ("cupy", "pycuda", "numba"):
+            raise TypeError(f"{kind} arrays of dtype {name} need NumPy to know it (import ml_dtypes)") from None
+        return None
 
 
 def _same_dtype(dtype, info: arrays.ArrayInfo) -> bool:
@@ -274,14 +330,14 @@ def _stream(info: arrays.ArrayInfo, explicit, ordinal: int):
     return h, producer
 
 
-def _check_out(info: arrays.ArrayInfo, strides, oshape, out, loc, stream: int) -> int:
+def _check_out(info: arrays.ArrayInfo, oinfo: arrays.ArrayInfo, strides, oshape, out, loc, stream: int) -> int:
     try:
         o = arrays.describe(out, stream)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"out: {exc}") from None
-    same_type = o.dtype == info.dtype or "void" in (o.dtype[:4], info.dtype[:4])
-    if tuple(o.shape) != oshape or o.itemsize != info.itemsize or not same_type:
-        raise ValueError(f"out must have shape {oshape} and dtype {info.dtype}, got {tuple(o.shape)} {o.dtype}")
+    same_type = o.dtype == oinfo.dtype or "void" in (o.dtype[:4], oinfo.dtype[:4])
+    if tuple(o.shape) != oshape or o.itemsize != oinfo.itemsize or not same_type:
+        raise ValueError(f"out must have shape {oshape} and dtype {oinfo.dtype}, got {tuple(o.shape)} {o.dtype}")
     if not arrays.c_contiguous(o.shape, o.strides, o.itemsize):
         raise ValueError("out must be C-contiguous")
     if o.readonly:

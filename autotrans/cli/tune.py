@@ -138,6 +138,9 @@ def _tune_permutation(args, seen) -> int:
     """Print the canonical problem of the permutation, then tune it (a copy needs nothing)."""
     shape, dt = tuple(args.shapes[0]), args.dtype
     problem = layout.canonical(shape, c_strides(shape, dt.itemsize), dt.itemsize, args.axes)
+    if not isinstance(problem, (layout.CopyProblem, layout.TransposeProblem)):
+        from ..tuning.strided import run_problem
+        problem = run_problem(problem)                 # what permute() runs: fused tiles where they apply
     name = f"{'x'.join(map(str, shape))} {dt.name} axes {','.join(map(str, args.axes))}"
     print(printable(f"{name}: {describe(problem)}"), flush=True)
     if isinstance(problem, layout.CopyProblem):

@@ -38,22 +38,27 @@ _FAMILY_RANK = {"rows": 2, "vec": 1, "tile": 0}
 
 # -- candidates (no GPU) ----------------------------------------------------------------
 
-def _fit(cfg: KernelConfig, problem, align: int, limits: Limits, epilogue: str = "none") -> list[str]:
-    """Why cfg cannot run problem here with this epilogue (empty when it can);
-    a problem tuned here has none: only configs without one move it as it is."""
+def _fit(cfg: KernelConfig, problem, align: int, limits: Limits, epilogue: str = "none",
+         cast: str = "none") -> list[str]:
+    """Why cfg cannot run problem here with this epilogue and cast (empty when
+    it can); a problem tuned here has neither: only configs without them move
+    it as it is."""
     extra = [] if cfg.epilogue == epilogue else [f"{cfg.key} has the epilogue {cfg.epilogue!r}, not {epilogue!r}"]
+    if cfg.cast != cast:
+        extra.append(f"{cfg.key} has the cast {cfg.cast!r}, not {cast!r}")
     return strided_problems(cfg, problem, align) + limits.problems(cfg.threads, cfg.smem_bytes) + extra
 
 
 def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN, limits: Limits = Limits(),
-                    epilogue: str = "none") -> KernelConfig | None:
+                    epilogue: str = "none", cast: str = "none") -> KernelConfig | None:
     """The untuned rule: among the configs of this epilogue that can run the
     problem, the rows family for rows, else vector tiles before scalar ones;
     the widest accesses; then the tile whose row is nearest the problem's row
     without exceeding it (log2 distance, a longer one counting twice). An
     NdTileProblem takes the ndtile config of the best _nd_score. None when
     none can."""
-    fits = [c for c in strided_space(problem.elem, epilogue) if not _fit(c, problem, align, limits, epilogue)]
+    fits = [c for c in strided_space(problem.elem, epilogue, cast)
+            if not _fit(c, problem, align, limits, epilogue, cast)]
     if not fits:
         return None
     if isinstance(problem, NdTileProblem):
