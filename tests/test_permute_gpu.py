@@ -149,8 +149,8 @@ def test_out_and_errors():
         autotrans.permute(t, (0, 1, 3))
     same = autotrans.permute(t, (0, 2, 1), conj=True)                    # a real array's conjugate: itself
     assert torch_host(same).tobytes() == np.ascontiguousarray(np.transpose(h, (0, 2, 1))).tobytes()
-    with pytest.raises(NotImplementedError):
-        autotrans.permute(t, (0, 2, 1), dtype=torch.float16)
+    with pytest.raises(ValueError, match="integers and floats"):
+        autotrans.permute(t, (0, 2, 1), dtype=torch.int16)
     with pytest.raises(ValueError, match="stride"):
         autotrans.permute(t.expand(2, 4, 30, 50), (0, 1, 3, 2))          # a zero stride (broadcast)
 
