@@ -131,8 +131,10 @@ def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl, conj=F
     copy = res["memcpy"]["median_us"]
     for k, v in res.items():
         v["of_roofline"] = copy / v["median_us"]
-    kind = type(autotrans.core_layout.canonical(x.shape, tuple(s * x.element_size() for s in x.stride()),
-                                                x.element_size(), axes)).__name__
+    from autotrans.tuning.strided import run_problem
+    canon = autotrans.core_layout.canonical(x.shape, tuple(s * x.element_size() for s in x.stride()),
+                                            x.element_size(), axes)
+    kind = type(canon if to else run_problem(canon)).__name__      # what runs: fused tiles where they apply
     return {"exact": exact, "mib": nbytes / 2**20, "problem": kind, "results": res,
             "host_us": statistics.median(host)}
 
@@ -181,11 +183,14 @@ def main(argv=None) -> int:
                              "axes": axes, "view": sl is not None, **opts, "target": target, **r})
         print(name, shape, dtype, axes, r["problem"], {k: round(v["of_roofline"], 3) for k, v in r["results"].items()},
               "exact" if r["exact"] else "WRONG", flush=True)
-    out = Path(args.out)
+        _write(Path(args.out), doc)                 # after every case: a run cut short keeps what it measured
+    return 0
+
+
+def _write(out: Path, doc: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "permute.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
     (out / "permute.md").write_text(markdown(doc))
-    return 0
 
 
 if __name__ == "__main__":

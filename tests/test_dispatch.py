@@ -220,3 +220,19 @@ def test_shape_class():
     assert shape_class((1, 1001, 999), 1) == (1, False, 0)
     assert shape_class((2, 32, 8192), 2) == (16, True, 1)
     assert shape_class((1, 8192, 63), 8) == (8, True, -1)
+
+
+def test_a_short_side_of_another_class_than_any_tuned_shape_gets_the_skinny_default(tmp_path):
+    """Untuned skinny shapes whose nearest tuned shape is of another class
+    (a square tile's winner) run the skinny family's default instead; one of
+    the same class keeps the nearest tuned winner."""
+    cache = ResultCache(tmp_path / "c")
+    put(cache, (1024, 1024), 2)                                          # a square winner only
+    c = choose((17, 100003), 2, H200, H200_LIMITS, cache, shipped=[])
+    assert c.source == "default" and c.config.variant == "short" and c.config == default_config((17, 100003), 2,
+                                                                                                  H200_LIMITS)
+    assert choose((100003, 17), 2, H200, H200_LIMITS, cache, shipped=[]).config.variant == "narrow"
+    assert choose((1000, 1000), 2, H200, H200_LIMITS, cache, shipped=[]).source == "nearest"
+    put(cache, (19, 90001), 2)                                           # now one of its class is tuned
+    near = choose((17, 100003), 2, H200, H200_LIMITS, cache, shipped=[])
+    assert near.source == "nearest" and near.entry.shape == (1, 19, 90001)

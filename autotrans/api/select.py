@@ -97,6 +97,9 @@ class _Row:
     text: str             # the key's text (the last tie-break)
 
 
+SKINNY_VARIANTS = ("narrow", "short")   # the skinny family's variants (cuda_templates/skinny.py)
+
+
 class Table:
     """usable_entries() of one element size prepared for choose() on a device
     with ``limits``: exact hits by shape, and every row's class, logs, family
@@ -148,10 +151,16 @@ class Table:
                     row.source != "exact", row.text)
             if best_rank is None or rank < best_rank:
                 best, best_rank = row, rank
+        same = best is not None and best_rank[:3] == (False, False, 0)
+        if best is not None and not same:
+            cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
+            if cfg.variant in SKINNY_VARIANTS:   # a short side the skinny family holds whole beats another class's winner
+                return Choice(cfg, "default", None, "a short side: the skinny family's default (no tuned shape "
+                                                    "of this class)")
         if best is not None:
-            same = "same shape class" if best_rank[:3] == (False, False, 0) else "nearest shape class"
             return Choice(best.cfg, "nearest", best.key, f"nearest tuned shape {'x'.join(map(str, best.key.shape))} "
-                                                         f"({same}, log-distance {best_rank[3]:.2f})")
+                                                         f"({'same' if same else 'nearest'} shape class, "
+                                                         f"log-distance {best_rank[3]:.2f})")
         cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
         return Choice(cfg, "default", None, "no tuned result for this device and element size")
 
