@@ -47,7 +47,7 @@ def check(items, offset=0):
     for (cfg, x), r in zip(items, results):
         want = np.ascontiguousarray(np.swapaxes(x, -1, -2))
         if not r.guards_ok or r.out.tobytes() != want.tobytes():
-            bad.append(f"{cfg.key} {x.shape} guards_ok={r.guards_ok}")
+            bad.append(f"{cfg.key} {x.shape} offset={offset} guards_ok={r.guards_ok}")
     assert not bad, bad[:10]
 
 

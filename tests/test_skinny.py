@@ -19,6 +19,8 @@ from autotrans.kernels.config import ELEM_SIZES, KernelConfig
 from autotrans.kernels.templates import render, template_file
 from autotrans.tuning.space import Limits, candidates, default_config, default_space, fit_problems
 
+from test_emulator import check   # the emulator's bit-exact check
+
 H200 = Limits(max_threads=1024, smem_per_block=232448)
 
 
@@ -37,14 +39,6 @@ def oriented(c, side, long, batch=None):
     return shape if batch is None else (batch,) + shape
 
 
-def check(items, offset=0):
-    results = emulate_many(items, offset)
-    bad = []
-    for (cfg, x), r in zip(items, results):
-        want = np.ascontiguousarray(np.swapaxes(x, -1, -2))
-        if not r.guards_ok or r.out.tobytes() != want.tobytes():
-            bad.append(f"{cfg.key} {x.shape} offset={offset} guards_ok={r.guards_ok}")
-    assert not bad, bad[:10]
 
 
 def shapes(c):

@@ -25,15 +25,7 @@ from autotrans.tuning.strided import strided_candidates
 
 from conftest import A100, H200, make_record
 
-SPACE = "0123456789abcdef-s4"
-
-
-def canon(shape, axes, dtype=np.float32, view=None):
-    """The canonical problem of permuting a host array of ``shape`` (or a view of it)."""
-    x = np.zeros(shape, dtype)
-    if view is not None:
-        x = x[view]
-    return layout.canonical(x.shape, x.strides, x.itemsize, axes)
+from test_problem_keys import SPACE, canon
 
 
 ROWS = canon((8, 32, 4, 16), (0, 2, 1, 3), np.float16)             # (B, S, H, D) -> (B, H, S, D)
