@@ -20,16 +20,11 @@ from autotrans.results.store import ResultCache
 from autotrans.tuning.strided import (StridedBuffers, best_strided, problem_key, problem_rows,
                                       strided_candidates, tune_problem)
 
+from test_problem_keys import canon
+
 pytestmark = pytest.mark.gpu
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def canon(shape, axes, dtype=np.float32, view=None):
-    x = np.zeros(shape, dtype)
-    if view is not None:
-        x = x[view]
-    return layout.canonical(x.shape, x.strides, x.itemsize, axes)
 
 
 ROWS = canon((8, 256, 16, 64), (0, 2, 1, 3), np.float16)            # (B, S, H, D) -> (B, H, S, D)

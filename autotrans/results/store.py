@@ -43,60 +43,44 @@ _SELECT = f'SELECT key, value FROM "{TABLE}" ORDER BY key'
 _SELECT_PROBLEMS = f'SELECT key, value FROM "{PROBLEM_TABLE}" ORDER BY key'
 
 
-def _device_of(text: str) -> str | None:
-    """The device part of a key text, or None for junk."""
+def _device_of(text: str, key_type=CacheKey) -> str | None:
+    """The device part of a key text (of key_type), or None for junk."""
     try:
-        return CacheKey.from_text(text).device
+        return key_type.from_text(text).device
     except ValueError:
         return None
 
 
-def _decode(rows, device: str | None, problems: list) -> list[tuple[CacheKey, TuneRecord]]:
-    """Valid (key, record) pairs of stored rows, optionally only ``device``'s;
-    a problem noted per invalid row."""
+def _problem_device_of(text: str) -> str | None:
+    return _device_of(text, ProblemKey)
+
+
+def _decode(rows, device: str | None, problems: list, key_type=CacheKey, schema: int = SCHEMA_VERSION,
+            load=loads) -> list[tuple]:
+    """Valid (key, record) pairs of stored rows of one table (its key type,
+    schema and record loader; default the transpose results'), optionally
+    only ``device``'s; a problem noted per invalid row."""
     out = []
     for text, value in rows:
         try:
-            key = CacheKey.from_text(text)
-            if key.schema != SCHEMA_VERSION:
-                raise ValueError(f"schema {key.schema} key in the schema {SCHEMA_VERSION} table")
+            key = key_type.from_text(text)
+            if key.schema != schema:
+                raise ValueError(f"schema {key.schema} key in the schema {schema} table")
         except ValueError as exc:
             problems.append(str(exc))
             continue
         if device not in (None, key.device):
             continue
         try:
-            out.append((key, loads(value, key)))
+            out.append((key, load(value, key)))
         except ValueError as exc:
-            problems.append(f"{text[:160]}: {exc}")
+            problems.append(f"{text[:300]}: {exc}")
     return out
-
-
-def _problem_device_of(text: str) -> str | None:
-    try:
-        return ProblemKey.from_text(text).device
-    except ValueError:
-        return None
 
 
 def _decode_problems(rows, device: str | None, problems: list) -> list[tuple[ProblemKey, TuneRecord]]:
     """_decode for rows of the problems' table."""
-    out = []
-    for text, value in rows:
-        try:
-            key = ProblemKey.from_text(text)
-            if key.schema != PROBLEM_SCHEMA:
-                raise ValueError(f"schema {key.schema} key in the schema {PROBLEM_SCHEMA} table")
-        except ValueError as exc:
-            problems.append(str(exc))
-            continue
-        if device not in (None, key.device):
-            continue
-        try:
-            out.append((key, loads_problem(value, key)))
-        except ValueError as exc:
-            problems.append(f"{text[:300]}: {exc}")
-    return out
+    return _decode(rows, device, problems, ProblemKey, PROBLEM_SCHEMA, loads_problem)
 
 
 def _stored(key: CacheKey | ProblemKey, record: TuneRecord) -> tuple:
