@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autotrans.core import layout
 from autotrans.core.layout import RowsProblem, TileProblem
 from autotrans.results.keys import problem_text
 from autotrans.results.store import ResultCache
