@@ -26,6 +26,7 @@ struct {{ name }}_k {
   static constexpr int PAD = {{ c.pad }};
   static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
   static constexpr bool OVERLAP = true, MID = true;
+  static constexpr bool STRIDED = {{ 'true' if c.layout == 'strided' else 'false' }};  // takes at::StridedArgs (sci == E)
   static constexpr int XR = K, ROWS = TR + XR;      // input rows read: the tile's and K more
   static constexpr int NVR = TC * E / V + 1;       // raw vectors per row (one more: any alignment)
   static constexpr int RAWB = NVR * V, RAW = ROWS * RAWB;
@@ -47,6 +48,11 @@ struct {{ name }}_k {
   // Input rows from the tile's first to the matrix's last, at most ROWS: 32-bit.
   __host__ __device__ static __forceinline__ int rows_left(const at::Tile& t) {
     return t.left < ROWS ? (int)t.left : ROWS;
+  }
+
+  // Whether the tile starts at its matrix's first row (dense: left == M, so M * E == ldo).
+  __host__ __device__ static __forceinline__ bool first(const at::Tile& t) {
+    if constexpr (STRIDED) return t.top; else return t.left * E == t.ldo;
   }
 
   // Byte misalignment of tile row r (rows past the matrix's last repeat it).
@@ -114,7 +120,7 @@ struct {{ name }}_k {
           if (end >= V) at::stg<VecT>(p, v);
           else if (end > 0) at::stg_upto(p, v, (uint32_t)end);
         }
-        if (t.left * E == t.ldo && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
+        if (first(t) && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
           VecT a = at::lds_span<VecT, 4>(s, off(0, c));
           at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
         }
@@ -128,5 +134,5 @@ struct {{ name }}_k {
 // Python's view of this kernel (templates.python_view), checked at compile time (kernel.cuh).
 AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
 {% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
-AT_AGREE_ARGS({{ py.args_size }}, {{ py.args_offsets | join(", ") }});
-AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})
+{{ py.args_check }};
+{{ py.entry }}({{ name }}, {{ c.threads }})

@@ -5,13 +5,20 @@ Aligned 16-byte vectors are copied raw into shared memory and realigned from
 there on the way in and out; each tile reads vec_elems more rows and alone
 writes the aligned output vectors that start in its rows, so only the ends of
 whole output rows are written in parts. Swizzle ``xor`` skews the transposed
-rows instead of permuting chunks."""
+rows instead of permuting chunks.
+
+Strided configs move TileProblems whose input columns are adjacent: every
+row is realigned on its own, so pitches and batch strides need only be
+multiples of the element."""
 from __future__ import annotations
 
 import itertools
 
+from autotrans.core.layout import TileProblem
+
 VARIANTS = ("shift",)
 TEMPLATE = "shift.cu"
+LAYOUTS = ("dense", "strided")   # strided: TileProblems with sci == elem, pitches any multiple of it
 
 
 def problems(c) -> list[str]:
@@ -60,3 +67,47 @@ def space(e: int):
         if max(tr, tc) <= 4 * min(tr, tc) and 8192 <= tr * tc * e <= 16384:
             yield dict(variant="shift", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt,
                        vec_bytes=16, micro_rows=r, pad=r, swizzle=sw, order="col")
+
+
+# -- strided problems (KernelConfig.layout "strided") -----------------------------
+
+# Strided tiles per element size (tile rows, columns, threads, swizzle): the
+# dense space's most frequent winners on the H200 grid (cache/h200.json).
+_STRIDED = {
+    1: ((128, 128, 256, "xor"), (64, 128, 256, "xor"), (128, 64, 128, "none"), (64, 256, 256, "xor")),
+    2: ((64, 64, 256, "none"), (128, 64, 256, "xor"), (128, 32, 512, "xor"), (64, 64, 512, "xor")),
+    4: ((64, 64, 128, "none"), (32, 64, 256, "none"), (64, 64, 256, "xor"), (64, 32, 256, "xor")),
+}
+
+
+def strided_problems(c, problem, align: int) -> list[str]:
+    """Why config c cannot run this strided problem (empty when it can): a
+    TileProblem of c's element size, no cast, input columns adjacent (sci ==
+    elem: rows are read as aligned vectors and realigned), pitches, batch
+    strides and pointers (align) multiples of the element. The aligned
+    16-byte vectors that cover a row never leave the 16-byte granules that
+    hold its bytes."""
+    if not isinstance(problem, TileProblem):
+        return [f"shift moves TileProblems, not {type(problem).__name__}"]
+    e = c.elem_bytes
+    if problem.elem != e or problem.out_elem != e:
+        return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"
+                + ("" if problem.out_elem == problem.elem else f" into {problem.out_elem}-byte ones")]
+    p = []
+    if problem.sci != e:
+        p.append(f"shift reads input rows as vectors: the column pitch must be the element size ({e} B), "
+                 f"not {problem.sci}")
+    strides = (problem.ldi, problem.ldo) + tuple(s for d in problem.batch for s in (d.src, d.dst))
+    if any(s % e for s in strides):
+        p.append(f"pitches and strides must be multiples of the element size ({e} B)")
+    if align % e:
+        p.append(f"pointers must be {e}-byte aligned")
+    return p
+
+
+def strided_space(e: int):
+    """_STRIDED's tiles of this element size (none above 4 bytes), column walk."""
+    for tr, tc, nt, sw in _STRIDED.get(e, ()):
+        r = 4 // e
+        yield dict(variant="shift", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=16,
+                   micro_rows=r, pad=r, swizzle=sw, order="col", layout="strided")

@@ -62,6 +62,7 @@ struct Tile {
   long long sci;     // input column pitch, bytes (E; strided: StridedArgs::sci)
   long long left;    // input rows from the tile's first to the matrix's last (M - r0)
   int rows, cols;    // valid input rows / columns in this tile
+  bool top;          // the tile starts at its matrix's first row (r0 == 0)
 };
 
 enum { ORDER_ROW = 0, ORDER_COL = 1, ORDER_BAND = 2 };
@@ -116,6 +117,7 @@ __host__ __device__ __forceinline__ void extent(long long M, long long N, long l
   t.left = M - r0;
   t.rows = t.left < TR ? (int)t.left : TR;
   t.cols = (int)(N - c0 < TC ? N - c0 : TC);
+  t.top = r0 == 0;
 }
 
 template <int TR, int TC, int E, int ORDER, bool OVERLAP>

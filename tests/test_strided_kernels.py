@@ -29,6 +29,7 @@ POISON = 0xA5
 TILE = KernelConfig("tile", 4, 32, 32, 256, pad=1, layout="strided")
 VEC = KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col", "strided")
 ROWS = KernelConfig("rows", 4, 1024, 4, 256, 16, layout="strided")
+SHIFT = KernelConfig("shift", 2, 64, 64, 256, 16, 2, 2, "none", "col", "strided")
 
 
 # -- keys ------------------------------------------------------------------------
@@ -75,7 +76,7 @@ def test_strided_keys_round_trip():
     ("tile:e4:32x32:t256:v4:r1:p1:none:row:sparse", "layout must be one of"),
     ("rows:e4:1024x4:t256:v16:r1:p0:none:row", "rows kernels take the layouts"),
     ("naive:e4:8x32:t256:v4:r1:p0:none:row:strided", "naive kernels take the layouts"),
-    ("shift:e1:128x64:t256:v16:r4:p4:xor:col:strided", "shift kernels take the layouts"),
+    ("narrow:e1:1024x4:t256:v16:r1:p1:none:row:strided", "narrow kernels take the layouts"),
     ("rows:e4:1024x4:t256:v16:r1:p0:xor:row:strided", "no micro_rows, pad or swizzle"),
 ])
 def test_layouts_belong_to_families(key, why):
@@ -98,14 +99,15 @@ def test_rows_geometry_limits():
 @pytest.mark.parametrize("e", ELEM_SIZES)
 def test_strided_space_is_small_and_every_entry_valid(e):
     got = strided_space(e)
-    assert {c.variant for c in got} == {"tile", "vec", "rows", "ndtile"}
+    assert {c.variant for c in got} == {"tile", "vec", "rows", "ndtile"} | ({"shift"} if e <= 4 else set())
     for fam in families.modules():
         if "strided" not in getattr(fam, "LAYOUTS", ("dense",)):
             assert not hasattr(fam, "strided_space")
             continue
         kws = list(fam.strided_space(e))
         cfgs = [KernelConfig(**kw) for kw in kws]          # none invalid, so none silently left out
-        assert 1 <= len(cfgs) <= 16 and all(c.layout == "strided" for c in cfgs)
+        assert (1 if fam.VARIANTS != ("shift",) or e <= 4 else 0) <= len(cfgs) <= 16   # shift: elements of 1-4 B
+        assert all(c.layout == "strided" for c in cfgs)
         assert all(getattr(fam, "keep", lambda c: True)(c) for c in cfgs)
         assert [c for c in got if c.family is fam] == cfgs
     rows = [c for c in got if c.variant == "rows"]
@@ -187,7 +189,7 @@ def frontend(source: str) -> tuple[bool, str]:
     return out is not None, log
 
 
-@pytest.mark.parametrize("cfg", [TILE, VEC, ROWS])
+@pytest.mark.parametrize("cfg", [TILE, VEC, ROWS, SHIFT])
 def test_strided_render_keeps_lines_and_picks_the_entry(cfg):
     text = render(cfg)
     body = text.split("\n", 1)[1]
@@ -342,6 +344,17 @@ def rows_cases(rng, e):
     return out
 
 
+def shift_cases(rng, e, tr: int, tc: int):
+    """Rows and pitches at every byte alignment (no padding to vectors), batch
+    axes inside and around the tile's, a flipped batch axis, matrices of full
+    tr x tc tiles (the last ones overlapping their neighbours) and smaller ones."""
+    return [Case(rng, (3, 37, 45), (0, 2, 1), e),
+            Case(rng, (2, tr + 19, tc + 7), (0, 2, 1), e, in_pad=3, out_pad=5),
+            Case(rng, (tc + 5, 3, tr + 9), (2, 1, 0), e),
+            Case(rng, (2, 3, 2 * tr + 1, tc + 3), (1, 3, 0, 2), e, in_pad=1, flip=True),
+            Case(rng, (tr + 1, 2 * tc + 13), (1, 0), e, out_pad=1)]
+
+
 def run_cases(cfgs, cases):
     """Emulate every (config, case) pair the config can run; each config runs
     some case and each case runs on some config."""
@@ -365,6 +378,25 @@ def test_tile_and_vec_index_math_matches_numpy(e):
     assert run_cases(tiles, cases) == len(tiles) * len(cases)   # the tile family runs every case
     vecs = [c for c in space if c.variant == "vec"]
     run_cases(vecs, vec_cases(rng, e, max(c.tile_rows for c in vecs), max(c.tile_cols for c in vecs)))
+
+
+@pytest.mark.parametrize("e", [1, 2, 4])
+def test_shift_index_math_matches_numpy(e):
+    rng = np.random.default_rng(200 + e)
+    shifts = [c for c in strided_space(e) if c.variant == "shift"]
+    cases = shift_cases(rng, e, max(c.tile_rows for c in shifts), max(c.tile_cols for c in shifts))
+    assert any(c.problem.ldi % 16 and c.problem.ldo % 16 for c in cases)   # no row of them vector-aligned
+    assert run_cases(shifts, cases) == len(shifts) * len(cases)
+
+
+def test_shift_takes_no_strided_columns_nor_casts():
+    case = Case(np.random.default_rng(5), (2, 133, 69), (0, 2, 1), 2, sci_mult=2)
+    assert any("column pitch must be the element size" in w for w in strided_problems(SHIFT, case.problem, 16))
+    assert strided_problems(SHIFT, Case(np.random.default_rng(5), (3, 37, 45), (0, 2, 1), 2).problem, 16) == []
+    assert strided_problems(SHIFT, Case(np.random.default_rng(5), (3, 37, 45), (0, 2, 1), 2).problem, 1) == [
+        "pointers must be 2-byte aligned"]
+    assert not [c for c in strided_space(4, cast="f32>bf16") if c.variant == "shift"]
+    assert not [c for c in strided_space(8) if c.variant == "shift"]
 
 
 @pytest.mark.parametrize("e", ELEM_SIZES)

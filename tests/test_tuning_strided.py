@@ -72,15 +72,17 @@ def test_candidates_are_every_strided_config_that_runs_the_problem(problem):
             and not Limits().problems(c.threads, c.smem_bytes)]
     assert set(cfgs) == set(runs)
     assert all(c.layout == "strided" and c.elem_bytes == problem.elem for c in cfgs)
-    family = {"rows"} if isinstance(problem, RowsProblem) else {"tile", "vec"}
+    family = {"rows"} if isinstance(problem, RowsProblem) else {"tile", "vec", "shift"}
     assert {c.variant for c in cfgs} <= family
 
 
 def test_candidates_follow_the_problem_alignment_and_limits():
-    assert {c.variant for c in strided_candidates(TILE)} == {"tile", "vec"}
+    assert {c.variant for c in strided_candidates(TILE)} == {"tile", "vec", "shift"}   # 4-byte elements
     assert {c.variant for c in strided_candidates(GATHER)} == {"tile"}        # columns apart: no vectors
     assert {c.vec_bytes for c in strided_candidates(ODD_ROWS)} == {4}         # rows of 12 bytes
-    assert max(c.vec_bytes for c in strided_candidates(TILE, align=4)) == 4
+    at4 = strided_candidates(TILE, align=4)
+    assert max(c.vec_bytes for c in at4 if c.variant != "shift") == 4
+    assert any(c.variant == "shift" for c in at4)                            # realigns rows at any element
     small = Limits(max_threads=256, smem_per_block=16 * 1024)
     few = strided_candidates(BATCHED, small)
     assert few and all(c.threads <= 256 and c.smem_bytes <= 16 * 1024 for c in few)

@@ -31,9 +31,10 @@ ODD_ROWS = canon((33, 7, 3), (1, 0, 2))                              # 12-byte r
 TILE = canon((1000, 3000), (1, 0), view=np.s_[:, 100:2900])          # a transposed slice
 GATHER = canon((700, 900), (1, 0), view=np.s_[::2, ::3])             # columns strided too
 BATCHED = canon((6, 500, 400), (0, 2, 1), np.float16, view=np.s_[::2, :, :300])
+ODD_TILE = canon((301, 7, 263), (2, 1, 0), np.int8)                  # rows of 263 and 301 B, pitches at any byte
 
 
-@pytest.mark.parametrize("problem", [ROWS, ODD_ROWS, TILE, GATHER, BATCHED], ids=problem_text)
+@pytest.mark.parametrize("problem", [ROWS, ODD_ROWS, TILE, GATHER, BATCHED, ODD_TILE], ids=problem_text)
 def test_tune_problem_verifies_every_candidate_and_stores_the_winner(tmp_path, problem):
     from autotrans.backend.cuda import device
     assert isinstance(problem, (RowsProblem, TileProblem))
