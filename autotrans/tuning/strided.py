@@ -52,7 +52,8 @@ def _fit(cfg: KernelConfig, problem, align: int, limits: Limits, epilogue: str =
 def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN, limits: Limits = Limits(),
                     epilogue: str = "none", cast: str = "none") -> KernelConfig | None:
     """The untuned rule: among the configs of this epilogue that can run the
-    problem, the rows family for rows, else vector tiles before scalar ones;
+    problem, the rows family for rows; a shift tile for 1- and 2-byte
+    elements whose rows 16-byte vector tiles cannot read; else vector tiles before scalar ones;
     the widest accesses; then the tile whose row is nearest the problem's row
     without exceeding it (log2 distance, a longer one counting twice). An
     NdTileProblem takes the ndtile config of the best _nd_score. None when
@@ -61,6 +62,9 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
             if not _fit(c, problem, align, limits, epilogue, cast)]
     if not fits:
         return None
+    shift = _shift_default(problem, fits)
+    if shift is not None:
+        return shift
     if isinstance(problem, NdTileProblem):
         want = _ND_DEFAULT.get(problem.elem)
         for c in fits:
@@ -75,6 +79,19 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
         return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, fit, c.threads, c.key)
 
     return max(fits, key=score)
+
+
+# The shift tile (rows, columns, threads) per element size that won on the H200
+# over odd 3-D orders (benchmarks/NOTES.md, session 9): 2.2-3.4x the scalar tiles.
+_SHIFT_DEFAULT = {1: (128, 64, 128), 2: (64, 64, 256)}
+
+
+def _shift_default(problem, fits: list) -> KernelConfig | None:
+    """The shift config of _SHIFT_DEFAULT where it runs and no 16-byte vec tile does, else None."""
+    want = _SHIFT_DEFAULT.get(problem.elem)
+    if want is None or any(c.variant == "vec" and c.vec_bytes == 16 for c in fits):
+        return None
+    return next((c for c in fits if c.variant == "shift" and (c.tile_rows, c.tile_cols, c.threads) == want), None)
 
 
 # The ndtile tile (rows, columns, threads) per element size that won most often

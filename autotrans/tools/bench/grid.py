@@ -83,6 +83,7 @@ def _element_aligned():
         yield _matrix(16 * MIB, e, 8, e), e, "rect", f"align{e}"
         yield _matrix(16 * MIB, e, 1 / 8, e), e, "rect", f"align{e}"
         yield (64, *_matrix(64 * 1024, e, 1, e)), e, "batched", f"align{e}"
+        yield (64, *_matrix(MIB, e, 1, e)), e, "batched", f"align{e}"      # a batch of large odd matrices
 
 
 def _aligned_between():
