@@ -16,7 +16,13 @@ compiled for each case (dynamo reset, dynamic=False), its own output
 allocation included. CuPy: ascontiguousarray(x.transpose(axes)) (.conj() after,
 with conj).
 
-    python benchmarks/permute_bench.py --out benchmarks/results
+    python benchmarks/permute_bench.py --out benchmarks/results            # untuned: permute.md
+    python benchmarks/permute_bench.py --out benchmarks/results --tuned    # permute-tuned.md
+
+With --tuned, each case's problem is tuned first (tune() for a batched
+transpose, tune_problem for the strided problem permute() runs) into the
+run's temporary cache; casts and conj=True cases stay untuned (the cache has
+no slot for them yet).
 """
 from __future__ import annotations
 
@@ -78,7 +84,24 @@ def _stats(xs):
     return {"median_us": statistics.median(xs), "q1_us": q[0], "q3_us": q[2]}
 
 
-def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl, conj=False, to=None):
+def _tune(autotrans, x, axes) -> str:
+    """Tune what permute(x, axes) runs into the current cache; the problem's kind tuned ('' for a copy)."""
+    from autotrans.core.layout import CopyProblem, TransposeProblem
+    from autotrans.core.problem import dtype_of_size
+    from autotrans.tuning.strided import run_problem, tune_problem
+    canon = autotrans.core_layout.canonical(x.shape, tuple(s * x.element_size() for s in x.stride()),
+                                            x.element_size(), axes)
+    if isinstance(canon, CopyProblem):
+        return ""
+    if isinstance(canon, TransposeProblem):
+        autotrans.tune(canon.bmn, dtype_of_size(canon.elem), progress=False)
+        return "transpose"
+    rec = tune_problem(run_problem(canon), progress=False)
+    autotrans.forget()
+    return rec.best.key
+
+
+def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl, conj=False, to=None, tuned=False):
     dt = getattr(torch, dtype)
     base = torch.randint(-100, 100, shape, device="cuda").to(dt)
     if dt.is_complex:
@@ -89,6 +112,7 @@ def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl, conj=F
     if tdt is not None:
         want = want.to(tdt)
     out = torch.empty_like(want)
+    tuned_as = _tune(autotrans, x, axes) if tuned and not conj and tdt is None else None
     autotrans.permute(x, axes, out=out, conj=conj, dtype=tdt)
     torch.cuda.synchronize()
     exact = bool(torch.equal(out.view(torch.uint8), want.view(torch.uint8)))
@@ -136,11 +160,12 @@ def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl, conj=F
                                             x.element_size(), axes)
     kind = type(canon if to else run_problem(canon)).__name__      # what runs: fused tiles where they apply
     return {"exact": exact, "mib": nbytes / 2**20, "problem": kind, "results": res,
-            "host_us": statistics.median(host)}
+            "host_us": statistics.median(host), "tuned": tuned_as}
 
 
 def markdown(doc) -> str:
-    lines = [f"# permute() on {doc['device']}", "", doc["method"], "",
+    lines = [f"# permute() on {doc['device']}" + (" (tuned)" if doc.get("tuned") else ""), "", doc["method"], "",
+             *(["Tuned: " + doc["tuned"], ""] if doc.get("tuned") else []),
              "Columns after µs: fraction of the roofline (memcpy of the same bytes / time); "
              "'transpose()': transpose() of a contiguous array of the same bytes.", "",
              "| case | shape | dtype | axes | MiB | problem | autotrans µs | of roofline | torch eager | torch.compile | "
@@ -150,17 +175,23 @@ def markdown(doc) -> str:
         res = r["results"]
         f = lambda k: f"{res[k]['of_roofline']:.2f}" if k in res else "—"
         lines.append(f"| {r['name']} | {'x'.join(map(str, r['shape']))}{' view' if r['view'] else ''} | "
-                     f"{r['dtype']} | {r['axes']} | {r['mib']:.0f} | {r['problem']} | "
+                     f"{r['dtype']} | {r['axes']} | {r['mib']:.0f} | {r['problem']}{_tuned_as(r)} | "
                      f"{res['autotrans']['median_us']:.1f} | {f('autotrans')} | {f('torch eager')} | {f('torch.compile')} | "
                      f"{f('cupy')} | "
                      f"{f('transpose() of the same bytes')} | {r['target']} | {'yes' if r['exact'] else 'NO'} | {r['host_us']:.0f} |")
     return "\n".join(lines) + "\n"
 
 
+def _tuned_as(r) -> str:
+    t = r.get("tuned")
+    return "" if not t else " (tuned: transpose())" if t == "transpose" else f" (tuned: `{t}`)"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="folder for permute.json and permute.md")
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--tuned", action="store_true", help="tune each case first; write permute-tuned.json/.md")
     args = ap.parse_args(argv)
     os.environ.setdefault("AUTOTRANS_CACHE_DIR", tempfile.mkdtemp(prefix="autotrans-permute-"))
     import torch
@@ -176,21 +207,23 @@ def main(argv=None) -> int:
     from autotrans.backend import cuda as driver
     doc = {"device": driver.device().id.text, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
            "method": __doc__.split("\n\n")[1].replace("\n", " "), "cases": []}
+    if args.tuned:
+        doc["tuned"] = __doc__.split("\n\n")[3].replace("\n", " ")
     for name, shape, dtype, axes, sl, target, *opts in CASES:
         opts = opts[0] if opts else {}
-        r = run_case(torch, cp, autotrans, time_us, args.reps, shape, dtype, axes, sl, **opts)
+        r = run_case(torch, cp, autotrans, time_us, args.reps, shape, dtype, axes, sl, **opts, tuned=args.tuned)
         doc["cases"].append({"name": name, "shape": shape, "dtype": dtype + (f"->{opts['to']}" if "to" in opts else ""),
                              "axes": axes, "view": sl is not None, **opts, "target": target, **r})
         print(name, shape, dtype, axes, r["problem"], {k: round(v["of_roofline"], 3) for k, v in r["results"].items()},
               "exact" if r["exact"] else "WRONG", flush=True)
-        _write(Path(args.out), doc)                 # after every case: a run cut short keeps what it measured
+        _write(Path(args.out), doc, "permute-tuned" if args.tuned else "permute")   # a run cut short keeps its cases
     return 0
 
 
-def _write(out: Path, doc: dict) -> None:
+def _write(out: Path, doc: dict, stem: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    (out / "permute.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    (out / "permute.md").write_text(markdown(doc))
+    (out / f"{stem}.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    (out / f"{stem}.md").write_text(markdown(doc))
 
 
 if __name__ == "__main__":
