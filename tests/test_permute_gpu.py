@@ -124,6 +124,56 @@ def test_cupy_and_gpuarray_inputs():
     assert cp.asnumpy(yv).tobytes() == np.ascontiguousarray(np.transpose(h[:, ::2, 1:, :], (3, 2, 1, 0))).tobytes()
 
 
+def test_repeat_calls_take_a_route_and_stay_exact():
+    """permute() again and again on the same layouts (the remembered route)
+    writes the right bytes each time, for each axes, conj, dtype and out= it
+    was called with (one route never serves another's call), on torch, CuPy
+    and PyCUDA; calls a route must not serve (bool axes, conj=1, an
+    overlapping out) still take the full path and its errors."""
+    torch = torch_mod()
+    h = [host_random((6, 35, 17, 9), np.complex64, seed) for seed in range(3)]
+    xs = [to_torch(a) for a in h]
+    calls = [((2, 0, 3, 1), False, None), ((0, 2, 1, 3), False, None), ((2, 0, 3, 1), True, None),
+             ((3, 2, 1, 0), False, None), ([3, 2, 1, 0], True, None)]
+    for k in range(12):
+        axes, conj, _ = calls[k % len(calls)]
+        a = h[k % 3]
+        want = np.ascontiguousarray(np.transpose(a, axes))
+        got = torch_host(autotrans.permute(xs[k % 3], axes, conj=conj))
+        assert got.tobytes() == (np.conj(want) if conj else want).tobytes(), (k, axes, conj)
+        o = torch.empty(want.shape, dtype=torch.complex64, device="cuda")
+        assert autotrans.permute(xs[k % 3], axes, out=o, conj=conj) is o
+        assert torch_host(o).tobytes() == (np.conj(want) if conj else want).tobytes()
+    assert sum(1 for k in launch._routes._d if isinstance(k, tuple) and len(k) == 4) >= 4
+    f = to_torch(host_random((40, 30, 20), np.float32, 9))
+    wantf = np.ascontiguousarray(np.transpose(torch_host(f), (2, 0, 1)))
+    for _ in range(3):                               # a cast with out=: routed; a cast without: full path
+        ob = torch.empty((20, 40, 30), dtype=torch.bfloat16, device="cuda")
+        assert autotrans.permute(f, (2, 0, 1), out=ob, dtype=torch.bfloat16) is ob
+        assert torch.equal(ob, torch.from_numpy(wantf).cuda().to(torch.bfloat16))
+        assert torch.equal(autotrans.permute(f, (2, 0, 1), dtype="bfloat16"), ob)
+        assert torch_host(autotrans.permute(f, (2, 0, 1))).tobytes() == wantf.tobytes()
+    m = xs[0][0, 0]
+    for _ in range(2):
+        assert torch_host(autotrans.permute(m, (1, 0))).tobytes() == np.ascontiguousarray(h[0][0, 0].T).tobytes()
+    with pytest.raises(ValueError, match="integers"):
+        autotrans.permute(m, (True, False))          # equal to (1, 0) as a key: never served by its route
+    with pytest.raises(TypeError, match="conj must be"):
+        autotrans.permute(xs[0], (2, 0, 3, 1), conj=1)
+    sq = torch.zeros((64, 64), device="cuda")
+    autotrans.permute(sq, (1, 0), out=torch.empty((64, 64), device="cuda"))
+    with pytest.raises(ValueError, match="overlaps"):
+        autotrans.permute(sq, (1, 0), out=sq)
+    cp = pytest.importorskip("cupy")
+    g, c = driver.gpuarray().to_gpu(h[0]), cp.asarray(h[0])
+    want = np.ascontiguousarray(np.transpose(h[0], (3, 1, 2, 0)))
+    for _ in range(3):
+        assert autotrans.permute(g, (3, 1, 2, 0)).get().tobytes() == want.tobytes()
+        assert cp.asnumpy(autotrans.permute(c, (3, 1, 2, 0))).tobytes() == want.tobytes()
+        oc = cp.empty(want.shape, cp.complex64)
+        assert autotrans.permute(c, (3, 1, 2, 0), out=oc) is oc and cp.asnumpy(oc).tobytes() == want.tobytes()
+
+
 def test_transposed_views_and_negative_axes():
     torch = torch_mod()
     h = host_random((70, 90), np.float16, 3)
