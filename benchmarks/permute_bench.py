@@ -20,9 +20,9 @@ with conj).
     python benchmarks/permute_bench.py --out benchmarks/results --tuned    # permute-tuned.md
 
 With --tuned, each case's problem is tuned first (tune() for a batched
-transpose, tune_problem for the strided problem permute() runs) into the
-run's temporary cache; casts and conj=True cases stay untuned (the cache has
-no slot for them yet).
+transpose, tune_problem for the strided problem permute() runs, with its cast)
+into the run's temporary cache; conj=True cases stay untuned (the cache has
+no slot for epilogues yet).
 """
 from __future__ import annotations
 
@@ -84,13 +84,23 @@ def _stats(xs):
     return {"median_us": statistics.median(xs), "q1_us": q[0], "q3_us": q[2]}
 
 
-def _tune(autotrans, x, axes) -> str:
-    """Tune what permute(x, axes) runs into the current cache; the problem's kind tuned ('' for a copy)."""
+def _tune(autotrans, x, axes, to=None) -> str:
+    """Tune what permute(x, axes, dtype=to) runs into the current cache; the config tuned
+    ('transpose' for tune()'s, '' for a copy)."""
     from autotrans.core.layout import CopyProblem, TransposeProblem
     from autotrans.core.problem import dtype_of_size
+    from autotrans.kernels.config import CAST_SIZES, cast_for
+    from autotrans.kernels.strided import as_strided
     from autotrans.tuning.strided import run_problem, tune_problem
-    canon = autotrans.core_layout.canonical(x.shape, tuple(s * x.element_size() for s in x.stride()),
-                                            x.element_size(), axes)
+    strides = tuple(s * x.element_size() for s in x.stride())
+    cast = "none" if to is None else cast_for(str(x.dtype).removeprefix("torch."), to)
+    if cast != "none":
+        canon = autotrans.core_layout.canonical(x.shape, strides, x.element_size(), axes,
+                                                out_itemsize=CAST_SIZES[cast][1])
+        rec = tune_problem(as_strided(canon), progress=False, cast=cast)
+        autotrans.forget()
+        return rec.best.key
+    canon = autotrans.core_layout.canonical(x.shape, strides, x.element_size(), axes)
     if isinstance(canon, CopyProblem):
         return ""
     if isinstance(canon, TransposeProblem):
@@ -112,7 +122,7 @@ def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl, conj=F
     if tdt is not None:
         want = want.to(tdt)
     out = torch.empty_like(want)
-    tuned_as = _tune(autotrans, x, axes) if tuned and not conj and tdt is None else None
+    tuned_as = _tune(autotrans, x, axes, to) if tuned and not conj else None
     autotrans.permute(x, axes, out=out, conj=conj, dtype=tdt)
     torch.cuda.synchronize()
     exact = bool(torch.equal(out.view(torch.uint8), want.view(torch.uint8)))

@@ -259,6 +259,26 @@ def test_permute_runs_the_config_tuned_for_its_problem(tmp_path):
     assert got.tobytes() == np.ascontiguousarray(h[:, 12:712].T).tobytes()
 
 
+def test_a_tuned_cast_is_what_permute_runs():
+    """tune_problem(cast=) verifies every candidate of the cast against its
+    reference and stores the winner under the cast's key; permute(dtype=)
+    runs it from then on (another cast of the same sizes stays untuned)."""
+    from autotrans.kernels.strided import as_strided
+    from autotrans.results.store import ResultCache
+    from autotrans.tuning.strided import strided_candidates, tune_problem
+    torch = torch_mod()
+    dev = driver.device_info(driver.device().ordinal)
+    p = as_strided(layout.canonical((300, 700), (2800, 4), 4, (1, 0), 16, out_itemsize=2))
+    cfgs = strided_candidates(p, dev.limits, cast="f32>bf16")
+    rec = tune_problem(p, cache=ResultCache(), progress=False, reps=3, cast="f32>bf16")
+    assert rec.failures == () and {c.key for c in rec.candidates} == {c.key for c in cfgs}
+    launch.forget()
+    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, cast="f32>bf16") == (rec.best, "tuned")
+    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, cast="f32>f16")[1] == "untuned"
+    x = torch.randint(-1000, 1000, (300, 700), device="cuda").float() / 7
+    assert torch.equal(autotrans.permute(x, (1, 0), dtype=torch.bfloat16), x.T.contiguous().to(torch.bfloat16))
+
+
 CAST_CASES = [("float32", "bfloat16"), ("float32", "float16"), ("bfloat16", "float32"), ("float16", "float32"),
               ("float64", "float32"), ("float32", "float64"), ("float64", "bfloat16"), ("float16", "bfloat16"),
               ("int32", "int8"), ("int8", "int32"), ("uint8", "int64"), ("int64", "uint16")]

@@ -15,6 +15,7 @@ from autotrans.core.device import DeviceId
 from autotrans.core.layout import CopyProblem, Dim, RowsProblem, TileProblem, TransposeProblem
 from autotrans.core.problem import dtype_of_size, gbps
 from autotrans.kernels.config import KernelConfig
+from autotrans.kernels import strided as kernels_strided
 from autotrans.kernels.strided import strided_shape
 from autotrans.results import db
 from autotrans.results.keys import (PROBLEM_TABLE, CacheKey, ProblemKey, check_problem, problem_from_text,
@@ -151,6 +152,26 @@ def test_key_from_text_rejects_what_is_not_text(junk):
     with pytest.raises(ValueError, match="not a problem key"):
         ProblemKey.from_text(junk)
 
+
+def test_a_cast_has_its_own_key_slot():
+    """A cast-permutation's key names the cast where the epilogue goes (they
+    never combine): its own entry, read back as written; a cast must convert
+    the problem's element sizes, and a problem that changes them needs one."""
+    cast = layout.canonical((300, 1000), (4000, 4), 4, (1, 0), 16, out_itemsize=2)
+    tile = kernels_strided.as_strided(cast)
+    k = ProblemKey(H200, SPACE, tile, cast="f32>bf16")
+    assert k.text.endswith(f"|f32>bf16|{H200}") and ProblemKey.from_text(k.text) == k
+    assert ProblemKey.from_text(k.text).cast == "f32>bf16" and k != ProblemKey(H200, SPACE, tile, cast="f32>f16")
+    assert ProblemKey.from_text(pkey(TILE).text).cast == "none"
+    with pytest.raises(ValueError, match="does not convert"):
+        ProblemKey(H200, SPACE, tile)                                   # 4 -> 2 bytes without a cast
+    with pytest.raises(ValueError, match="does not convert"):
+        ProblemKey(H200, SPACE, TILE, cast="f32>bf16")                  # a cast of a 4 -> 4 byte problem
+    with pytest.raises(ValueError, match="cast must be"):
+        ProblemKey(H200, SPACE, tile, cast="f32>f8")
+    assert ProblemKey.from_text(k.text.replace("|f32>bf16|", "|f32>f16|")).cast == "f32>f16"
+    with pytest.raises(ValueError, match="not a problem key"):
+        ProblemKey.from_text(k.text.replace("|f32>bf16|", "|f64>f32|"))   # 8 -> 4 bytes: not this problem's
 
 def test_key_constructor_validation():
     for p in (CopyProblem(64), TransposeProblem(4, (1, 8, 8)), "rows:e4:n1:r(2/4/4)", None):

@@ -208,6 +208,30 @@ def test_best_strided_finds_exactly_this_problem_on_this_device(tmp_path):
     assert best_strided(ROWS, H200, rc) is None                          # made by other templates
 
 
+def test_a_cast_tunes_and_is_found_under_its_own_key(tmp_path):
+    """A cast-transpose's candidates are the configs of that cast (the untuned
+    one first), its verification reference is the cast's (core.layout.apply
+    with it), and its result is stored and found under the cast's key only."""
+    from autotrans.kernels.strided import as_strided
+    p = as_strided(layout.canonical((300, 1000), (4000, 4), 4, (1, 0), 16, out_itemsize=2))
+    cfgs = strided_candidates(p, cast="f32>bf16")
+    assert len(cfgs) > 3 and all(c.cast == "f32>bf16" for c in cfgs)
+    assert cfgs[0] == default_strided(p, cast="f32>bf16")
+    assert strided_candidates(p) == []                                  # 4 -> 2 bytes: only casts move it
+    src, want, before = host_buffers(p, 5, "f32>bf16")
+    ref = layout.apply(p, src, extents(p)[1], "f32>bf16")
+    assert np.array_equal(want[GUARD:-GUARD], ref) and np.array_equal(before[GUARD:-GUARD], ~ref)
+    assert not np.array_equal(host_buffers(p, 5, "f32>f16")[1], want)   # another cast, other bytes
+    rc = ResultCache(tmp_path / "c")
+    key = problem_key(p, H200, "f32>bf16")
+    assert rc.put_problem(key, problem_record(key, best=cfgs[1], configs=cfgs[:2], n_candidates=2))
+    assert best_strided(p, H200, rc, cast="f32>bf16") == cfgs[1]
+    assert best_strided(p, H200, rc, cast="f32>f16") is None
+    assert [r["problem"] for r in problem_rows(cache=rc, fingerprint=H200)] == [problem_text(p) + " cast f32>bf16"]
+    one_row = as_strided(layout.canonical((4,), (4,), 4, (0,), 16, out_itemsize=2))   # no row dimension: no key
+    assert one_row.rows == () and best_strided(one_row, H200, rc, cast="f32>bf16") is None
+
+
 def test_problem_rows(tmp_path):
     rc = ResultCache(tmp_path / "c")
     for k in (problem_key(TILE, H200), problem_key(ROWS, A100), ProblemKey(H200, "0123456789abcdef-s0", ROWS)):
@@ -261,6 +285,9 @@ def one_error(err: str) -> str:
     (["64x512x16x64"], "bad shape '64x512x16x64': expected MxN or BxMxN"),  # no --axes: as before
     (["12"], "bad shape '12'"),
     (["8x8", "--axes", "1,0", "--dtype", "float33"], "unknown dtype"),
+    (["8x8", "--to", "bfloat16"], "--to needs --axes"),
+    (["8x8", "--axes", "1,0", "--to", "int8"], "casts between integers and floats are not built"),
+    (["8x8", "--axes", "1,0", "--to", "float33"], "cast dst must be one of"),
 ])
 def test_tune_axes_argument_errors(capsys, tmp_path, args, needle):
     assert main(["tune", *args, "--cache-dir", str(tmp_path), "--no-progress"]) == 2
@@ -281,6 +308,14 @@ def test_tune_axes_prints_the_problem_then_needs_a_gpu(run, no_gpu, shape, axes,
     assert r.stdout.startswith(f"{shape} {dtype} axes {axes}: {printed}")
     assert "no GPU" in one_error(r.stderr) and "Traceback" not in r.stderr
     assert not (run.cache / "results.sqlite").exists()
+
+
+def test_tune_axes_with_a_cast_prints_the_strided_problem_then_needs_a_gpu(run, no_gpu):
+    r = run("tune", "300x800", "--axes", "1,0", "--to", "bfloat16", "--no-progress")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stdout == ("300x800 float32 axes 1,0 to bfloat16 (cast f32>bf16): "
+                        "tile:e4:300x800:ldi3200:ldo600:sci4:b():o2\n")       # what permute(dtype=) runs
+    assert "no GPU" in one_error(r.stderr)
 
 
 def test_tune_axes_of_a_copy_needs_nothing(run):

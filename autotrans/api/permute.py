@@ -163,11 +163,12 @@ def as_strided(problem, align: int, cast: str = "none"):
 def strided_choice(problem: TileProblem | RowsProblem, align: int, epilogue: str, fingerprint: str, limits,
                    cache=None, cast: str = "none") -> tuple:
     """(config, source) a strided problem runs on the device ``fingerprint``
-    of these limits: without an epilogue or cast, the one tuned for exactly
-    this problem in ``cache`` (default: the user cache) where it runs at this
-    alignment ("tuned"); else the untuned rule's (strided_config, "untuned")."""
-    if epilogue == "none" and cast == "none":
-        cfg = best_strided(problem, fingerprint, cache if cache is not None else _default_cache(), align=align)
+    of these limits: without an epilogue, the one tuned for exactly this
+    problem and cast in ``cache`` (default: the user cache) where it runs at
+    this alignment ("tuned"); else the untuned rule's (strided_config, "untuned")."""
+    if epilogue == "none":
+        cfg = best_strided(problem, fingerprint, cache if cache is not None else _default_cache(), align=align,
+                           cast=cast)
         if cfg is not None and not limits.problems(cfg.threads, cfg.smem_bytes):
             return cfg, "tuned"
     return strided_config(problem, align, limits, epilogue, cast), "untuned"

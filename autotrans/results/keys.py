@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..core.device import DeviceId
-from ..core.layout import MAX_BATCH, MAX_RANK, Dim, NdTileProblem, RowsProblem, TileProblem
+from ..core.layout import CASTS, MAX_BATCH, MAX_RANK, Dim, NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import ELEM_SIZES, MAX_DIM
 from ..kernels.strided import strided_shape
 
@@ -334,11 +334,14 @@ def _parse_pairs(text: str) -> tuple:
 class ProblemKey:
     """What a strided problem's tuning result depends on; ``text`` is its
     stable storage key in PROBLEM_TABLE:
-    ``p{schema}|{templates}|{problem_text}|{epilogue}|{device}``.
+    ``p{schema}|{templates}|{problem_text}|{op}|{device}``, op the cast where
+    there is one, else the epilogue.
 
     ``device`` is a DeviceId's text (a DeviceId is accepted and turned into it),
     ``templates`` the search space id, ``problem`` a TileProblem or RowsProblem
-    (checked, stored with plain ints), ``epilogue`` one of EPILOGUES. The
+    (checked, stored with plain ints), ``epilogue`` one of EPILOGUES, ``cast``
+    "none" or one of core.layout.CASTS converting the problem's elem bytes to
+    its out_elem bytes (a problem that changes the element size needs one). The
     record's fields it is checked against (TuneRecord.from_json takes this key
     as it takes a CacheKey): ``elem_bytes`` (the problem's elem), ``shape``
     (the (B, M, N) its kernel walks, kernels.strided.strided_shape) and
@@ -349,6 +352,7 @@ class ProblemKey:
     problem: "TileProblem | RowsProblem"
     epilogue: str = "none"
     schema: int = PROBLEM_SCHEMA
+    cast: str = "none"
     device_id: DeviceId = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -363,6 +367,12 @@ class ProblemKey:
             raise ValueError(f"templates must be printable text without '|', not {t!r:.60}")
         if self.epilogue not in EPILOGUES:
             raise ValueError(f"epilogue must be one of {EPILOGUES}, not {self.epilogue!r:.40}")
+        p = self.problem
+        if self.cast != "none" and (not isinstance(self.cast, str) or self.cast not in CASTS):
+            raise ValueError(f"cast must be 'none' or one of core.layout.CASTS, not {self.cast!r:.40}")
+        if (p.elem, p.out_elem) != (CASTS[self.cast] if self.cast != "none" else (p.elem, p.elem)):
+            raise ValueError(f"cast {self.cast} does not convert the problem's {p.elem}-byte elements to "
+                             f"{p.out_elem}-byte ones")
         if self.schema < 0:
             raise ValueError(f"schema must be >= 0, not {self.schema!r}")
 
@@ -388,11 +398,12 @@ class ProblemKey:
 
     @property
     def text(self) -> str:
-        """``p{schema}|{templates}|{problem_text}|{epilogue}|{device}``."""
+        """``p{schema}|{templates}|{problem_text}|{op}|{device}``."""
         text = self.__dict__.get("_text")
         if text is None:
+            op = self.cast if self.cast != "none" else self.epilogue
             text = self.__dict__["_text"] = (f"p{self.schema}|{self.templates}|{self.problem_text}|"
-                                             f"{self.epilogue}|{self.device}")
+                                             f"{op}|{self.device}")
         return text
 
     @classmethod
@@ -401,9 +412,10 @@ class ProblemKey:
         match = _PROBLEM_KEY.match(s) if isinstance(s, str) and len(s) <= MAX_PROBLEM_KEY_CHARS else None
         if not match:
             raise ValueError(f"not a problem key: {s!r:.160}")
-        schema, templates, problem, epilogue, device = match.groups()
+        schema, templates, problem, op, device = match.groups()
+        cast, epilogue = (op, "none") if op in CASTS else ("none", op)
         try:
-            key = cls(device, templates, problem_from_text(problem), epilogue, int(schema))
+            key = cls(device, templates, problem_from_text(problem), epilogue, int(schema), cast)
         except ValueError as exc:
             raise ValueError(f"not a problem key: {s!r:.160} ({exc})") from None
         if key.text != s:
