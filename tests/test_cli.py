@@ -398,14 +398,20 @@ def test_explain_axes_prints_the_problem_and_what_permute_runs(run, cache_dir):
     assert r.returncode == 0 and f"runs: {other.key}  [tuned]" in r.stdout, r.stdout + r.stderr
     r = run("explain", "20x30x40", "--axes", "2,1,0", "--dtype", "complex64", "--conj", "--fingerprint", A100)
     assert r.returncode == 0 and ":strided:conj32  [untuned]" in r.stdout, r.stdout + r.stderr
+    r = run("explain", "300x800", "--axes", "1,0", "--to", "bfloat16", "--fingerprint", A100)
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == (
+        "300x800 float32 axes 1,0 to bfloat16: tile:e4:300x800:ldi3200:ldo600:sci4:b():o2"), r.stdout + r.stderr
+    assert ":strided:f32>bf16  [untuned]" in r.stdout
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["30x40", "--conj"], "--conj needs --axes"),
+    (["30x40", "--conj"], "--conj and --to need --axes"),
     (["3x4x5x6"], "expected MxN or BxMxN"),
     (["30x40", "--axes", "0,0"], "not a permutation"),
     (["30x40", "--axes", "0,1,2"], "--axes 0,1,2 of 30x40"),
     (["30x40", "--axes", "x"], "bad axes"),
+    (["30x40", "--to", "float16"], "--conj and --to need --axes"),
+    (["30x40", "--axes", "1,0", "--to", "int8"], "--axes 1,0 of 30x40 --to int8: casts between integers"),
 ])
 def test_explain_axes_errors(run, args, needle):
     assert_user_error(run("explain", *args, "--fingerprint", A100), needle)

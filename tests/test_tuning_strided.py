@@ -228,6 +228,13 @@ def test_a_cast_tunes_and_is_found_under_its_own_key(tmp_path):
     assert best_strided(p, H200, rc, cast="f32>bf16") == cfgs[1]
     assert best_strided(p, H200, rc, cast="f32>f16") is None
     assert [r["problem"] for r in problem_rows(cache=rc, fingerprint=H200)] == [problem_text(p) + " cast f32>bf16"]
+    from autotrans.api import explain
+    got = explain((300, 1000), "float32", axes=(1, 0), to="bfloat16", fingerprint=H200, cache_dir=tmp_path / "c")
+    assert (got.problem, got.config, got.source) == (p, cfgs[1], "tuned")
+    other = explain((300, 1000), "float32", axes=(1, 0), to="float16", fingerprint=H200, cache_dir=tmp_path / "c")
+    assert other.source == "untuned" and other.config.cast == "f32>f16"
+    with pytest.raises(ValueError, match="need axes"):
+        explain((300, 1000), "float32", to="bfloat16", fingerprint=H200)
     one_row = as_strided(layout.canonical((4,), (4,), 4, (0,), 16, out_itemsize=2))   # no row dimension: no key
     assert one_row.rows == () and best_strided(one_row, H200, rc, cast="f32>bf16") is None
 

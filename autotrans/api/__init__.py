@@ -25,19 +25,20 @@ def tune(shape, dtype="float32", *, configs=None, cache_dir=None, save: bool = T
     return res
 
 
-def explain(shape, dtype="float32", *, axes=None, conj: bool = False, fingerprint: str | None = None,
+def explain(shape, dtype="float32", *, axes=None, conj: bool = False, to=None, fingerprint: str | None = None,
             cache_dir=None):
     """Which config transpose() would use for ``shape`` ((M, N) or (B, M, N))
     and ``dtype``, and why (a Choice). With ``axes``: what permute() would run
     for numpy.transpose(x, axes) of a C-contiguous x of ``shape`` (1 to 8
     axes), and why (a PermuteChoice: the canonical problem, then a copy,
-    transpose()'s Choice or a strided config). Without a GPU, pass the
+    transpose()'s Choice or a strided config); ``to``: the result's dtype, as
+    permute()'s dtype= (a cast in the same pass). Without a GPU, pass the
     ``fingerprint`` of the device to ask about."""
     if axes is None:
-        if conj:
-            raise ValueError("conj=True needs axes (transpose() does not conjugate)")
+        if conj or to is not None:
+            raise ValueError("conj=True and to= need axes (transpose() neither conjugates nor casts)")
         return select.explain(shape, dtype, fingerprint=fingerprint, cache_dir=cache_dir)
-    return explain_permute(shape, axes, dtype, conj=conj, fingerprint=fingerprint, cache_dir=cache_dir)
+    return explain_permute(shape, axes, dtype, conj=conj, to=to, fingerprint=fingerprint, cache_dir=cache_dir)
 
 
 __all__ = ["tune", "transpose", "permute", "explain", "cached", "choose", "Choice", "PermuteChoice", "forget", "DeviceArray"]

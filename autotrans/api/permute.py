@@ -193,11 +193,12 @@ class PermuteChoice:
         return f"{self.config.key}  [{self.source}] {why}"
 
 
-def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, fingerprint: str | None = None,
+def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, to=None, fingerprint: str | None = None,
                     cache_dir=None) -> PermuteChoice:
     """What permute() would run for a C-contiguous array of ``shape`` and
     ``dtype`` permuted by ``axes`` (16-byte aligned pointers, as allocators
-    give). Without a GPU, pass the ``fingerprint`` of the device to ask about
+    give); ``to``: the result's dtype (permute's dtype=, a cast in the same
+    pass). Without a GPU, pass the ``fingerprint`` of the device to ask about
     (limits: every GPU's minimum)."""
     e = elem_size(dtype)
     limits = Limits()
@@ -206,8 +207,14 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, finger
         fingerprint, limits = dev.id.text, dev.limits
     shape = tuple(shape)
     axes = _axes(axes, len(shape))
-    problem = layout.canonical(shape, _c_strides(shape, e), e, axes, 16)
     epilogue = _epilogue(conj, np.dtype(dtype).name, e)
+    cast = "none" if to is None else config.cast_for(np.dtype(dtype).name, _dtype_name(to))
+    if cast != "none":
+        problem = layout.canonical(shape, _c_strides(shape, e), e, axes, 16, out_itemsize=config.CAST_SIZES[cast][1])
+        sp = as_strided(problem, 16, cast)
+        cfg, source = strided_choice(sp, 16, epilogue, fingerprint, limits, ResultCache(cache_dir), cast)
+        return PermuteChoice(sp, cfg, source)
+    problem = layout.canonical(shape, _c_strides(shape, e), e, axes, 16)
     if epilogue == "none" and isinstance(problem, CopyProblem):
         return PermuteChoice(problem, None, "copy")
     if epilogue == "none" and isinstance(problem, TransposeProblem):

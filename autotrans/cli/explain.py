@@ -19,7 +19,8 @@ EXAMPLES = ("  autotrans explain 8192x8192\n"
             "  autotrans explain 4096x4096 --dtype float16 "
             "--fingerprint 'NVIDIA H200|sm_90|132sm|driver 580.95.05|cuda 13.0'\n"
             "  autotrans explain 64x512x16x64 --axes 0,2,1,3 --dtype float16\n"
-            "  autotrans explain 300x400x500 --axes 2,1,0 --dtype complex64 --conj")
+            "  autotrans explain 300x400x500 --axes 2,1,0 --dtype complex64 --conj\n"
+            "  autotrans explain 8192x8192 --axes 1,0 --to bfloat16")
 
 
 def register(sub) -> None:
@@ -28,6 +29,7 @@ def register(sub) -> None:
     sp.add_argument("--axes", type=axes_arg, metavar="0,2,1,...",
                     help="explain permute(x, AXES) of a C-contiguous array of SHAPE")
     sp.add_argument("--conj", action="store_true", help="with --axes: permute(..., conj=True)")
+    sp.add_argument("--to", metavar="DTYPE", help="with --axes: permute(..., dtype=DTYPE), a cast in the same pass")
     add_dtype(sp)
     sp.add_argument("--fingerprint", metavar="TEXT",
                     help="device fingerprint to ask about (needed without a GPU)")
@@ -37,14 +39,18 @@ def register(sub) -> None:
         if args.axes is None:
             if args.shape.problem:
                 sp.error(f"argument SHAPE: {args.shape.problem}")
-            if args.conj:
-                sp.error("--conj needs --axes")
+            if args.conj or args.to is not None:
+                sp.error("--conj and --to need --axes")
             return
         e = args.dtype.itemsize
         try:
             layout.canonical(tuple(args.shape), c_strides(args.shape, e), e, args.axes)
+            if args.to is not None:
+                from ..kernels.config import cast_for
+                cast_for(args.dtype.name, args.to)
         except ValueError as exc:
-            sp.error(f"--axes {','.join(map(str, args.axes))} of {'x'.join(map(str, args.shape))}: {exc}")
+            sp.error(f"--axes {','.join(map(str, args.axes))} of {'x'.join(map(str, args.shape))}"
+                     f"{'' if args.to is None else ' --to ' + args.to}: {exc}")
 
     sp.set_defaults(check=check)
 
@@ -54,7 +60,7 @@ def run(args, seen) -> int:
     from ..backend.cuda import GPUUnavailable
 
     try:
-        choice = explain(tuple(args.shape), args.dtype, axes=args.axes, conj=args.conj,
+        choice = explain(tuple(args.shape), args.dtype, axes=args.axes, conj=args.conj, to=args.to,
                          fingerprint=args.fingerprint, cache_dir=args.cache_dir)
     except GPUUnavailable as exc:
         raise UserError(f"no GPU to ask ({exc}); pass --fingerprint 'NAME|sm_XX|NNsm|driver D|cuda C' "
@@ -68,7 +74,7 @@ def run(args, seen) -> int:
 
 
 def _permutation(args, choice) -> int:
-    conj = " conj" if args.conj else ""
+    conj = (" conj" if args.conj else "") + ("" if args.to is None else f" to {args.to}")
     print(printable(f"{'x'.join(map(str, args.shape))} {args.dtype.name} axes {','.join(map(str, args.axes))}{conj}: "
                     f"{describe(choice.problem)}"))
     print(printable(f"  runs: {choice}"))
