@@ -152,7 +152,7 @@ def test_explain_with_axes_names_the_problem_and_its_config():
     assert autotrans.explain((5, 6), "float32", axes=(0, 1), fingerprint=H200).config is None     # a copy
     c = autotrans.explain((5, 6, 7), "complex128", axes=(2, 1, 0), conj=True, fingerprint=H200)
     assert c.config.epilogue == "conj64" and isinstance(c.problem, layout.NdTileProblem)   # fused: 16-byte elements
-    with pytest.raises(ValueError, match="conj=True needs axes"):
+    with pytest.raises(ValueError, match="conj=True and to= need axes"):
         autotrans.explain((5, 6), "complex64", conj=True, fingerprint=H200)
 
 
