@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 
 from autotrans.build import nvcc
-from autotrans.build.compile import compile_configs
 from autotrans.core import layout
 from autotrans.core.layout import CopyProblem, Dim, RowsProblem, TileProblem, TransposeProblem
 from autotrans.core.problem import ELEM_SIZES
@@ -34,6 +33,8 @@ from autotrans.kernels.strided import (as_rows, as_strided, as_tile, byte_extent
                                        strided_candidates, strided_problems, strided_space)
 from autotrans.kernels.templates import render, template_dir
 from autotrans.results.keys import check_problem, problem_from_text, problem_text
+
+from test_strided_kernels import assert_compiles_without_spills
 
 REPO = Path(__file__).resolve().parent.parent
 POISON = 0xA5
@@ -501,13 +502,7 @@ def test_a_wrong_python_size_fails_nvcc(monkeypatch):
 
 def test_every_cast_candidate_compiles_without_spills(tmp_path):
     cfgs = [c for cast in CASTS[1:] for c in strided_space(CAST_SIZES[cast][0], cast=cast)]
-    out = compile_configs(cfgs, "sm_90", root=tmp_path)
-    bad = {k: c.error[-300:] for k, c in out.items() if not c.ok}
-    assert not bad, list(bad.items())[:3]
-    assert set(out) == {c.key for c in cfgs}
-    for key, c in out.items():
-        assert c.info["registers"] > 0, key
-        assert c.info["spill_stores"] == 0 and c.info["spill_loads"] == 0 and c.info["stack"] == 0, (key, c.info)
+    assert_compiles_without_spills(cfgs, tmp_path)
 
 
 # -- the emulator against NumPy --------------------------------------------------------------

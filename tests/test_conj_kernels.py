@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from autotrans.build import nvcc
-from autotrans.build.compile import compile_configs
 from autotrans.core import layout
 from autotrans.core.layout import CopyProblem, Dim, RowsProblem, TileProblem, TransposeProblem
 from autotrans.core.problem import ELEM_SIZES
@@ -27,6 +26,8 @@ from autotrans.kernels.config import EPILOGUES, KernelConfig
 from autotrans.kernels.strided import (as_rows, as_tile, epilogue_problems, pointer_alignment, strided_candidates,
                                        strided_problems, strided_space)
 from autotrans.kernels.templates import render, template_dir
+
+from test_strided_kernels import _offset, assert_compiles_without_spills
 
 REPO = Path(__file__).resolve().parent.parent
 POISON = 0xA5
@@ -183,13 +184,7 @@ def test_a_wrong_python_group_fails_nvcc(monkeypatch):
 
 def test_every_epilogue_candidate_compiles_without_spills(tmp_path):
     cfgs = [c for ep in EPILOGUES[1:] for e in ELEM_SIZES for c in strided_space(e, ep)]
-    out = compile_configs(cfgs, "sm_90", root=tmp_path)
-    bad = {k: c.error[-300:] for k, c in out.items() if not c.ok}
-    assert not bad, bad
-    assert set(out) == {c.key for c in cfgs}
-    for key, c in out.items():
-        assert c.info["registers"] > 0, key
-        assert c.info["spill_stores"] == 0 and c.info["spill_loads"] == 0 and c.info["stack"] == 0, (key, c.info)
+    assert_compiles_without_spills(cfgs, tmp_path)
 
 
 # -- the emulator against NumPy --------------------------------------------------
@@ -218,10 +213,6 @@ def _source(rng, dtype, shape, shift: int) -> tuple[np.ndarray, np.ndarray]:
     buf = np.full(n * np.dtype(dtype).itemsize + 2 * PAD + shift, POISON, np.uint8)
     buf[PAD + shift:PAD + shift + n * np.dtype(dtype).itemsize] = complex_bytes(rng, dtype, n)
     return buf, np.ndarray(tuple(shape), dtype, buffer=buf, offset=PAD + shift)
-
-
-def _offset(view: np.ndarray, buf: np.ndarray) -> int:
-    return view.__array_interface__["data"][0] - buf.__array_interface__["data"][0]
 
 
 def _put(buf: np.ndarray, base_shape, dtype, shift: int, y: np.ndarray) -> np.ndarray:

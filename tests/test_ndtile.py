@@ -17,7 +17,6 @@ import pytest
 
 from autotrans import families
 from autotrans.build import nvcc
-from autotrans.build.compile import compile_configs
 from autotrans.core import layout
 from autotrans.core.layout import MAX_BATCH, Dim, NdTileProblem, TileProblem, apply, canonical, fuse_tile, moved_bytes
 from autotrans.core.problem import ELEM_SIZES
@@ -34,9 +33,9 @@ from autotrans.tuning.strided import _ND_DEFAULT, run_problem, best_strided, def
 
 from conftest import H200
 from test_problem_keys import problem_record
+from test_strided_kernels import PAD, _buffer, _offset, _view, assert_compiles_without_spills
 
 POISON = 0xA5
-PAD = 32   # bytes before a view's first byte in its buffer
 ND = families.of("ndtile")
 
 
@@ -390,28 +389,10 @@ def test_every_config_compiles_without_spills(tmp_path):
     cfgs = [c for e in ELEM_SIZES for c in nd_space(e)]
     cfgs += [dataclasses.replace(c, epilogue=ep) for ep, g in (("conj32", 8), ("conj64", 16))
              for e in (8, 16) if e % g == 0 for c in nd_space(e)[:2]]
-    out = compile_configs(cfgs, "sm_90", root=tmp_path)
-    bad = {k: c.error[-300:] for k, c in out.items() if not c.ok}
-    assert not bad, bad
-    assert set(out) == {c.key for c in cfgs}
-    for key, c in out.items():
-        assert c.info["registers"] > 0, key
-        assert c.info["spill_stores"] == 0 and c.info["spill_loads"] == 0 and c.info["stack"] == 0, (key, c.info)
+    assert_compiles_without_spills(cfgs, tmp_path)
 
 
 # -- the emulator against NumPy ---------------------------------------------------
-
-
-def _buffer(rng, nbytes: int) -> np.ndarray:
-    return rng.integers(0, 256, size=nbytes + 2 * PAD, dtype=np.uint8)
-
-
-def _view(buf: np.ndarray, base_shape, e: int) -> np.ndarray:
-    return np.ndarray(tuple(base_shape), f"V{e}", buffer=buf, offset=PAD)
-
-
-def _offset(view: np.ndarray, buf: np.ndarray) -> int:
-    return view.__array_interface__["data"][0] - buf.__array_interface__["data"][0]
 
 
 class Case:
