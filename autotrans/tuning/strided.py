@@ -167,7 +167,10 @@ def host_buffers(problem: TileProblem | RowsProblem, seed: int,
     problem = check_problem(problem)
     in_bytes, out_bytes = extents(problem)
     src = np.random.default_rng(seed).integers(0, 256, in_bytes, dtype=np.uint8)
-    ones = None if cast == "none" else (lambda w: np.full(w.shape, -1, np.int64).astype(np.dtype(f"u{problem.out_elem}")))
+    ones = None
+    if cast != "none":                             # marks what is written (casts have elements of 1 to 8 bytes)
+        word = np.dtype(f"u{problem.out_elem}")
+        ones = lambda w: np.full(w.shape, np.iinfo(word).max, word)
     written = layout.apply(problem, np.full(in_bytes, 0xFF, np.uint8), out_bytes, ones) != 0
     if int(np.count_nonzero(written)) != layout.moved_bytes(problem):
         raise ValueError(f"the output of {problem_text(problem)[:120]} overlaps itself")
