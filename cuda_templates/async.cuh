@@ -17,6 +17,25 @@ __host__ __device__ __forceinline__ void cp_async16(char* smem, uint32_t off, co
 #endif
 }
 
+// N bytes (4, 8 or 16) from global p (N-byte aligned) to shared memory at byte
+// offset off (N-byte aligned), asynchronously: 16 bytes as cp_async16, 4 and 8
+// through L1 (cp.async.ca: the only form of those sizes).
+template <int N>
+__host__ __device__ __forceinline__ void cp_async(char* smem, uint32_t off, const char* p) {
+  static_assert(N == 4 || N == 8 || N == 16, "cp.async copies 4, 8 or 16 bytes");
+#ifdef __CUDA_ARCH__
+  if constexpr (N == 16) {
+    cp_async16(smem, off, p);
+  } else {
+    uint32_t dst = (uint32_t)__cvta_generic_to_shared(smem + off);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(p), "n"(N) : "memory");
+  }
+#else
+  typedef typename Bytes<N>::T T;
+  sts<T>(smem, off, ldg<T>(p));
+#endif
+}
+
 __host__ __device__ __forceinline__ void cp_async_wait() {
 #ifdef __CUDA_ARCH__
   asm volatile("cp.async.wait_all;\n" ::: "memory");

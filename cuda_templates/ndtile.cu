@@ -15,7 +15,8 @@
 //      their column's output offset (mixed radix over the side's dims, one 32-bit
 //      division a dim where the side fits in 32 bits), after the tile;
 //   1. load: threads walk input rows (consecutive threads, consecutive columns);
-//      every global load of a thread in flight before its first shared store;
+//      elements of 4 and 8 bytes by cp.async, others with every global
+//      load of a thread in flight before its first shared store;
 //   2. store: threads walk output rows; every shared load, then the global stores,
 //      with the config's epilogue (elements are whole groups: ndtile.py).
 // The kernel moves its blocks itself (at::has_block). On the GPU each thread runs
@@ -39,6 +40,7 @@ struct {{ name }}_k {
   static constexpr int COLS = ROWS + 8 * TR;          // then TC columns' output offsets
   static constexpr int SMEM = COLS + 8 * TC;
   static constexpr int PER = TR * TC / NT;            // elements a thread moves
+  static constexpr bool ASYNC = E == 4 || E == 8;     // loads by cp.async (ndtile.py's ASYNC_SIZES)
   static constexpr int COUNTS = at::MAX_BATCH - 1;    // the slot of the sides' counts (strided.ND_COUNTS)
   static_assert(TR * TC % NT == 0 && PER >= 1, "ndtile.py: threads must divide the tile");
   typedef at::Bytes<E>::T ElemT;
@@ -119,40 +121,59 @@ struct {{ name }}_k {
     }
   }
 
-  // Phase 1: threads walk input rows; all of a thread's loads, then its shared stores.
+  // Phase 1: threads walk input rows. Elements of 4 and 8 bytes go straight
+  // to shared memory (cp.async: no registers held while a load is in flight, so
+  // a thread may move more); smaller ones: all of a thread's loads, then its
+  // shared stores.
   template <bool FULL>
   __host__ __device__ static __forceinline__ void load(const at::StridedArgs& a, const Place& p, char* s, int tid) {
-    ElemT v[PER];
+    if constexpr (ASYNC) {
 #pragma unroll
-    for (int k = 0; k < PER; ++k) {
-      const int i = tid + k * NT, r = i / TC, c = i % TC;
-      if (FULL || (r < p.rows && c < p.cols))
-        v[k] = at::ldg<ElemT>(p.in + at::lds<long long>(s, ROWS + 8 * r) + c * a.sci);
-    }
+      for (int k = 0; k < PER; ++k) {
+        const int i = tid + k * NT, r = i / TC, c = i % TC;
+        if (FULL || (r < p.rows && c < p.cols))
+          at::cp_async<E>(s, off(r, c), p.in + at::lds<long long>(s, ROWS + 8 * r) + c * a.sci);
+      }
+      at::cp_async_wait();
+    } else {
+      ElemT v[PER];
 #pragma unroll
-    for (int k = 0; k < PER; ++k) {
-      const int i = tid + k * NT, r = i / TC, c = i % TC;
-      if (FULL || (r < p.rows && c < p.cols)) at::sts<ElemT>(s, off(r, c), v[k]);
+      for (int k = 0; k < PER; ++k) {
+        const int i = tid + k * NT, r = i / TC, c = i % TC;
+        if (FULL || (r < p.rows && c < p.cols))
+          v[k] = at::ldg<ElemT>(p.in + at::lds<long long>(s, ROWS + 8 * r) + c * a.sci);
+      }
+#pragma unroll
+      for (int k = 0; k < PER; ++k) {
+        const int i = tid + k * NT, r = i / TC, c = i % TC;
+        if (FULL || (r < p.rows && c < p.cols)) at::sts<ElemT>(s, off(r, c), v[k]);
+      }
     }
   }
 
-  // Phase 2: threads walk output rows; all of a thread's shared loads, then its stores.
+  // Phase 2: threads walk output rows, CHUNK elements at a time: all of a
+  // chunk's shared loads, then its stores (a store holds no register once issued).
+  static constexpr int CHUNK = PER < 8 ? PER : 8;
+  static_assert(PER % CHUNK == 0, "ndtile.py: a thread moves 1, 2, 4 or a multiple of 8 elements");
   template <bool FULL>
   __host__ __device__ static __forceinline__ void store(const Place& p, const char* s, int tid) {
-    ElemT v[PER];
-    long long o[PER];
 #pragma unroll
-    for (int k = 0; k < PER; ++k) {
-      const int i = tid + k * NT, c = i / TR, r = i % TR;
-      if (FULL || (r < p.rows && c < p.cols)) {
-        v[k] = at::lds<ElemT>(s, off(r, c));
-        o[k] = at::lds<long long>(s, COLS + 8 * c) + (long long)r * E;
+    for (int k0 = 0; k0 < PER; k0 += CHUNK) {
+      ElemT v[CHUNK];
+      long long o[CHUNK];
+#pragma unroll
+      for (int k = 0; k < CHUNK; ++k) {
+        const int i = tid + (k0 + k) * NT, c = i / TR, r = i % TR;
+        if (FULL || (r < p.rows && c < p.cols)) {
+          v[k] = at::lds<ElemT>(s, off(r, c));
+          o[k] = at::lds<long long>(s, COLS + 8 * c) + (long long)r * E;
+        }
       }
-    }
 #pragma unroll
-    for (int k = 0; k < PER; ++k) {
-      const int i = tid + k * NT, c = i / TR, r = i % TR;
-      if (FULL || (r < p.rows && c < p.cols)) at::stg<ElemT>(p.out + o[k], at::epilogue<EPI>(v[k]));
+      for (int k = 0; k < CHUNK; ++k) {
+        const int i = tid + (k0 + k) * NT, c = i / TR, r = i % TR;
+        if (FULL || (r < p.rows && c < p.cols)) at::stg<ElemT>(p.out + o[k], at::epilogue<EPI>(v[k]));
+      }
     }
   }
 

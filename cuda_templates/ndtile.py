@@ -23,6 +23,8 @@ TEMPLATE = "ndtile.cu"
 LAYOUTS = ("strided",)
 EPILOGUES = ("none", "conj32", "conj64")   # elements must be whole groups (as tile's)
 MAX_ELEMS = 8    # elements a thread moves (16 spill at 128 registers, sm_90)
+ASYNC_SIZES = (4, 8)   # elements of these sizes load by cp.async (ndtile.cu's ASYNC), no registers held
+MAX_ASYNC_BYTES = 128  # bytes a thread moves with cp.async loads, at most 16 elements
 
 
 def problems(c) -> list[str]:
@@ -32,12 +34,18 @@ def problems(c) -> list[str]:
                  "no swizzle")
     if (c.tile_rows * c.tile_cols) % c.threads:
         p.append("threads must divide the tile")
-    elif c.tile_rows * c.tile_cols // c.threads > MAX_ELEMS:
-        p.append(f"a thread moves at most {MAX_ELEMS} elements (tile_rows * tile_cols / threads)")
+    elif c.tile_rows * c.tile_cols // c.threads > max_elems(c.elem_bytes):
+        p.append(f"a thread moves at most {max_elems(c.elem_bytes)} {c.elem_bytes}-byte elements "
+                 f"(tile_rows * tile_cols / threads)")
     if c.elem_bytes % c.epilogue_group:
         p.append(f"epilogue {c.epilogue} flips a bit of every {c.epilogue_group}-byte group and tiles move "
                  f"elements between rows: elem_bytes must be a multiple of {c.epilogue_group}")
     return p
+
+
+def max_elems(e: int) -> int:
+    """The most elements of e bytes a thread moves."""
+    return min(16, MAX_ASYNC_BYTES // e) if e in ASYNC_SIZES else MAX_ELEMS
 
 
 def tile_bytes(c) -> int:
@@ -125,7 +133,8 @@ def pad_for(e: int, tr: int, tc: int, nt: int) -> int:
 # fused matrices with a small side.
 _STRIDED = ((32, 32, 256, "row"), (32, 32, 256, "col"), (32, 32, 128, "row"), (64, 32, 256, "row"),
             (32, 64, 256, "row"), (64, 64, 512, "row"), (64, 64, 512, "col"), (16, 64, 256, "row"),
-            (64, 16, 256, "row"), (8, 128, 256, "row"))
+            (64, 16, 256, "row"), (8, 128, 256, "row"), (64, 64, 256, "row"), (32, 64, 128, "row"),
+            (64, 32, 128, "row"), (32, 32, 64, "row"), (64, 64, 256, "col"))
 
 
 def strided_space(e: int):
@@ -134,6 +143,8 @@ def strided_space(e: int):
     elements: a warp's load spans 2 rows, wanting rows of 16 mod 32 words,
     its store 32 rows of a column, wanting an odd number)."""
     for tr, tc, nt, order in _STRIDED:
+        if tr * tc // nt > max_elems(e):
+            continue
         pad = pad_for(e, tr, tc, nt)
         if bank_ways(e, tr, tc, nt, pad) == 1:
             yield dict(variant="ndtile", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, pad=pad,

@@ -234,10 +234,12 @@ def test_candidates_default_and_lookup(tmp_path):
     assert "TileProblems, not NdTileProblem" in strided_problems(KernelConfig(
         "tile", 4, 32, 32, 256, pad=1, layout="strided"), nd, 16)[0]
     assert "pointers must be 4-byte aligned" in strided_problems(nd_space(4)[0], nd, 2)[0]
-    assert default_strided(nd).key == "ndtile:e4:32x32:t128:v4:r1:p1:none:row:strided"   # _ND_DEFAULT
+    assert default_strided(nd).key == "ndtile:e4:64x32:t128:v4:r1:p1:none:row:strided"   # _ND_DEFAULT[4][0]
+    short = fuse_tile(tile_of((33, 65, 129, 61), (2, 0, 3, 1)))      # 65 fused rows: 32-row tiles fill more
+    assert short.m == 65 and default_strided(short).key == "ndtile:e4:32x64:t128:v4:r1:p1:none:row:strided"
     for e in (1, 2, 4, 8, 16):                 # each element size's measured default is in its space
         d = default_strided(fuse_tile(tile_of((5, 6, 7, 3), (3, 2, 1, 0), e)))
-        assert (d.tile_rows, d.tile_cols, d.threads) == _ND_DEFAULT[e], e
+        assert (d.tile_rows, d.tile_cols, d.threads) in _ND_DEFAULT[e], e
     assert default_strided(nd, epilogue="conj32") is None   # 4-byte elements split conj32's groups
     c8 = fuse_tile(tile_of((5, 6, 7), (2, 1, 0), 8))
     assert default_strided(c8, epilogue="conj32").epilogue == "conj32"
@@ -260,7 +262,7 @@ def test_the_space_is_small_padded_and_free_of_bank_conflicts(e):
     """Each config's pad gives conflict-free shared accesses, counted (by
     emulate.banks' rules) over the addresses of ndtile.cu's maps."""
     cfgs = nd_space(e)
-    assert 6 <= len(cfgs) <= 12 and len(set(cfgs)) == len(cfgs) and all(c.layout == "strided" for c in cfgs)
+    assert 6 <= len(cfgs) <= 15 and len(set(cfgs)) == len(cfgs) and all(c.layout == "strided" for c in cfgs)
     assert [c for c in strided_space(e) if c.variant == "ndtile"] == cfgs
     for c in cfgs:
         tr, tc, nt, row = c.tile_rows, c.tile_cols, c.threads, c.tile_cols + c.pad
@@ -365,14 +367,19 @@ def test_render_keeps_lines_and_the_entry():
     assert "AT_AGREE_STRIDED_ARGS(7, 240," in text
     with pytest.raises(ValueError, match="ndtile kernels take the layouts"):
         KernelConfig("ndtile", 4, 32, 32, 256, pad=1)
-    with pytest.raises(ValueError, match="at most 8 elements"):
-        KernelConfig("ndtile", 4, 64, 64, 256, pad=1, layout="strided")
+    with pytest.raises(ValueError, match="at most 8 2-byte elements"):
+        KernelConfig("ndtile", 2, 64, 64, 256, pad=2, layout="strided")
+    with pytest.raises(ValueError, match="at most 16 4-byte elements"):   # cp.async loads hold no registers
+        KernelConfig("ndtile", 4, 64, 64, 128, pad=1, layout="strided")
+    assert KernelConfig("ndtile", 4, 64, 64, 256, pad=1, layout="strided").threads == 256
     with pytest.raises(ValueError, match="no swizzle"):
         KernelConfig("ndtile", 4, 32, 32, 256, swizzle="xor", layout="strided")
 
 
-def test_loads_are_read_only():
-    cfgs = nd_space(4)[:2] + nd_space(16)[:1]
+def test_loads_are_read_only_or_asynchronous():
+    """16-byte elements load through the read-only path into registers; 4- and
+    8-byte ones go to shared memory by cp.async, with no ld.global at all."""
+    cfgs = nd_space(16)[:1]
     out, log = nvcc.run({"unit.cu": render_unit(cfgs)}, "unit.cu", ["-ptx", "-arch=sm_90", "-std=c++17", "-O3"],
                         includes=[template_dir()])
     assert out is not None, log[-2000:]
@@ -383,6 +390,14 @@ def test_loads_are_read_only():
         loads = re.findall(r"\bld\.global[.\w]*", bodies[cfg.name])
         assert loads and all(ld.startswith("ld.global.nc") for ld in loads), (cfg.key, set(loads))
         assert "ld.local" not in bodies[cfg.name] and "st.local" not in bodies[cfg.name]
+    cfgs = [nd_space(4)[0], nd_space(8)[0]]
+    out, log = nvcc.run({"unit.cu": render_unit(cfgs)}, "unit.cu", ["-ptx", "-arch=sm_90", "-std=c++17", "-O3"],
+                        includes=[template_dir()])
+    assert out is not None and "warning" not in log, log[-2000:]
+    for cfg, body in zip(cfgs, out.decode().split(".entry ")[1:]):
+        assert cfg.name in body.split("(", 1)[0]
+        assert not re.findall(r"\bld\.global", body), cfg.key
+        assert "cp.async.ca.shared.global [%r" in body and f"], {cfg.elem_bytes};" in body, cfg.key
 
 
 def test_every_config_compiles_without_spills(tmp_path):

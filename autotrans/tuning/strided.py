@@ -55,7 +55,7 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     elements whose rows 16-byte vector tiles cannot read; else vector tiles before scalar ones;
     the widest accesses; then the tile whose row is nearest the problem's row
     without exceeding it (log2 distance, a longer one counting twice). An
-    NdTileProblem takes the ndtile config of the best _nd_score. None when
+    NdTileProblem takes the _ND_DEFAULT tile of the best _nd_score. None when
     none can."""
     fits = [c for c in strided_space(problem.elem, epilogue, cast)
             if not _fit(c, problem, align, limits, epilogue, cast)]
@@ -65,11 +65,11 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     if shift is not None:
         return shift
     if isinstance(problem, NdTileProblem):
-        want = _ND_DEFAULT.get(problem.elem)
-        for c in fits:
-            if (c.tile_rows, c.tile_cols, c.threads) == want:
-                return c
-        return max(fits, key=lambda c: (_nd_score(c, problem), -fits.index(c)))
+        want = _ND_DEFAULT.get(problem.elem, ())
+        rank = {t: -i for i, t in enumerate(want)}
+        pick = [c for c in fits if (c.tile_rows, c.tile_cols, c.threads) in rank] or fits
+        return max(pick, key=lambda c: (_nd_score(c, problem), rank.get((c.tile_rows, c.tile_cols, c.threads), 0),
+                                        -pick.index(c)))
     row = problem.n * problem.elem
 
     def score(c):
@@ -93,10 +93,11 @@ def _shift_default(problem, fits: list) -> KernelConfig | None:
     return next((c for c in fits if c.variant == "shift" and (c.tile_rows, c.tile_cols, c.threads) == want), None)
 
 
-# The ndtile tile (rows, columns, threads) per element size that won most often
-# on the H200 over fused 3-D to 5-D permutations (benchmarks/NOTES.md, session 8);
-# _nd_score where it cannot run.
-_ND_DEFAULT = {1: (64, 64, 512), 2: (64, 32, 256), 4: (32, 32, 128), 8: (32, 32, 128), 16: (32, 32, 128)}
+# The ndtile tiles (rows, columns, threads) per element size that won most often
+# on the H200 over fused 3-D to 5-D permutations (benchmarks/NOTES.md, sessions 8
+# and 10), the one of best _nd_score first among them; _nd_score over all where none runs.
+_ND_DEFAULT = {1: ((64, 64, 512),), 2: ((64, 32, 256),), 4: ((64, 32, 128), (32, 64, 128)),
+               8: ((64, 32, 256), (32, 64, 128)), 16: ((32, 32, 128),)}
 FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
 
 
