@@ -1,19 +1,21 @@
 // autotrans template: fused tiles, an NdTileProblem of autotrans.core.layout
-// (fuse_tile) as autotrans.kernels.strided.nd_args packs it. The launch walks B
-// matrices of M x N fused rows and columns (at::walk); matrix b sits at the
-// offsets of batch slots [0, nb) (at::batch_offsets, as in every strided kernel).
-// Fused row o is the m side's dims, innermost first: slots [nb, nb + km - 1) hold
-// (size, src, -), ldi is the outermost dim's input stride; its elements land
-// contiguously on the output (o * E). Fused column q is the n side's dims: slots
-// [nb + km - 1, nb + km + kn - 2) hold (size, -, dst), ldo is the outermost dim's
-// output stride; its elements are read q * sci apart. size[MAX_BATCH - 1] holds
-// (km - 1) | (kn - 1) << 8 (strided.ND_COUNTS).
+// (fuse_tile) as autotrans.kernels.strided.nd_args packs it: B matrices of M x N
+// fused rows and columns, matrix b at the offsets of batch slots [0, nb)
+// (at::batch_offsets, as in every strided kernel). The launch walks them as one
+// matrix of B * M rows (row b * M + o: matrix b's row o), so a small M still
+// fills the tiles. Fused row o is the m side's dims, innermost first: slots [nb,
+// nb + km - 1) hold (size, src, -), ldi is the outermost dim's input stride; its
+// elements land contiguously on the output (o * E). Fused column q is the n
+// side's dims: slots [nb + km - 1, nb + km + kn - 2) hold (size, -, dst), ldo is
+// the outermost dim's output stride; its elements are read q * sci apart.
+// size[MAX_BATCH - 1] holds (km - 1) | (kn - 1) << 8 (strided.ND_COUNTS).
 // A block moves TR fused rows x TC fused columns through a shared tile in the
 // input's orientation (rows of TC + PAD elements: ndtile.py's pad_for keeps both
 // phases free of bank conflicts), in three phases split by __syncthreads:
-//   0. tables: the first TR threads write their row's input offset, the next TC
-//      their column's output offset (mixed radix over the side's dims, one 32-bit
-//      division a dim where the side fits in 32 bits), after the tile;
+//   0. tables: the first TR threads write their row's input and output offsets,
+//      the next TC their column's output offset (mixed radix over the batch's and
+//      the side's dims, one 32-bit division a dim where the indices fit in 32
+//      bits), after the tile;
 //   1. load: threads walk input rows (consecutive threads, consecutive columns);
 //      elements of 4 and 8 bytes by cp.async, others with every global
 //      load of a thread in flight before its first shared store;
@@ -36,18 +38,20 @@ struct {{ name }}_k {
   static_assert(E % at::epi_group(EPI) == 0, "ndtile.py: elements must be whole epilogue groups");
   static constexpr int PAD = {{ c.pad }};
   static constexpr int TILE = TR * (TC + PAD) * E;   // the tile's bytes (ndtile.py's tile_bytes)
-  static constexpr int ROWS = (TILE + 7) / 8 * 8;     // then TR rows' input offsets (8 bytes each)
-  static constexpr int COLS = ROWS + 8 * TR;          // then TC columns' output offsets
-  static constexpr int SMEM = COLS + 8 * TC;
+  static constexpr int ROWS = (TILE + 7) / 8 * 8;     // then TR rows' input offsets (8 bytes each),
+  static constexpr int COLS = ROWS + 8 * TR;          // TC columns' output offsets,
+  static constexpr int ROWS_OUT = COLS + 8 * TC;      // the rows' output offsets (each table's
+  static constexpr int SMEM = ROWS_OUT + 8 * TR;      // first stores free of bank conflicts)
   static constexpr int PER = TR * TC / NT;            // elements a thread moves
   static constexpr bool ASYNC = E == 4 || E == 8;     // loads by cp.async (ndtile.py's ASYNC_SIZES)
   static constexpr int COUNTS = at::MAX_BATCH - 1;    // the slot of the sides' counts (strided.ND_COUNTS)
   static_assert(TR * TC % NT == 0 && PER >= 1, "ndtile.py: threads must divide the tile");
   typedef at::Bytes<E>::T ElemT;
 
-  // A block's place: its matrix's pointers advanced to the tile's first input
-  // column (in) and first output column (out), the tile's first fused row and
-  // column, and how much of it lies inside the matrix.
+  // A block's place: the pointers advanced to the tile's first input column
+  // (in; the rows' offsets hold the rest) and the output's base (out; the rows'
+  // and columns' offsets hold all), the tile's first fused row (of all B * M)
+  // and column, and how much of it lies inside the B * M x N rows and columns.
   struct Place {
     const char* in;
     char* out;
@@ -81,27 +85,48 @@ struct {{ name }}_k {
     return o + (long long)x * last;
   }
 
-  // Where block blk works (at::walk over B matrices of M x N; the batch as
-  // at::locate_strided finds it).
+  // Where block blk works: at::walk over the B * M fused rows of all matrices
+  // (matrix b's row o is row b * M + o: a tile may hold rows of two matrices, so
+  // a small M fills its tiles) by N fused columns.
   __host__ __device__ static __forceinline__ Place locate(const at::StridedArgs& a, const char* in, char* out,
                                                           uint32_t blk) {
+    const long long rows = a.B * a.M;
     uint32_t b, tr, tc;
-    at::walk<TR, TC, ORDER>(a.M, a.N, blk, b, tr, tc);
-    long long oi[1], oo[1];
-    uint32_t x[1] = {b};   // b < 2^31: the grid's limit
-    at::batch_offsets<uint32_t, 1>(a, x, oi, oo);
+    at::walk<TR, TC, ORDER>(rows, a.N, blk, b, tr, tc);   // b == 0: one matrix of all rows
     Place p;
     p.r0 = (long long)tr * TR;
     p.c0 = (long long)tc * TC;
-    p.in = in + oi[0] + p.c0 * a.sci;
-    p.out = out + oo[0] + p.r0 * E;
-    p.rows = a.M - p.r0 < TR ? (int)(a.M - p.r0) : TR;
+    p.in = in + p.c0 * a.sci;
+    p.out = out;
+    p.rows = rows - p.r0 < TR ? (int)(rows - p.r0) : TR;
     p.cols = a.N - p.c0 < TC ? (int)(a.N - p.c0) : TC;
     return p;
   }
 
-  // Phase 0: thread i < TR writes row r0 + i's input offset, thread TR + j
-  // column c0 + j's output offset (those inside the matrix).
+  // Row g's input offset (from its matrix's batch offset and the m side's dims)
+  // and output offset (the batch offset and g's place in its matrix, times E).
+  // I: 32 bits where every fused row index fits.
+  template <class I>
+  __host__ __device__ static __forceinline__ void row(const at::StridedArgs& a, I g, int lo, int mid, long long& oi,
+                                                      long long& oo) {
+    const I m = (I)a.M;
+    I b = g / m;
+    const I o = g - b * m;
+    oi = side<I, true>(a, o, lo, mid, a.ldi);
+    oo = (long long)o * E;
+#pragma unroll
+    for (int d = at::MAX_BATCH - 1; d >= 0; --d) {   // b over batch slots [0, nb), innermost last
+      if (d < a.nb) {
+        const I s = (I)a.size[d], q = d > 0 ? b / s : 0, i = d > 0 ? b - q * s : b;
+        oi += (long long)i * a.src[d];
+        oo += (long long)i * a.dst[d];
+        b = q;
+      }
+    }
+  }
+
+  // Phase 0: thread i < TR writes row r0 + i's input and output offsets, thread
+  // TR + j column c0 + j's output offset (those inside the matrix).
   __host__ __device__ static __forceinline__ void tables(const at::StridedArgs& a, const Place& p, char* s, int tid) {
     const int cm = (int)(a.size[COUNTS] & 0xff), cn = (int)((a.size[COUNTS] >> 8) & 0xff);
     const int lo = a.nb, mid = lo + cm, hi = mid + cn;
@@ -109,9 +134,11 @@ struct {{ name }}_k {
     for (int k = 0; k < (TR + TC + NT - 1) / NT; ++k) {
       const int i = tid + k * NT;
       if (i < p.rows) {
-        const long long r = p.r0 + i;
-        at::sts<long long>(s, ROWS + 8 * i, a.M <= 0xFFFFFFFFll ? side<uint32_t, true>(a, (uint32_t)r, lo, mid, a.ldi)
-                                                               : side<unsigned long long, true>(a, r, lo, mid, a.ldi));
+        long long oi, oo;
+        if (a.B * a.M <= 0xFFFFFFFFll) row<uint32_t>(a, (uint32_t)(p.r0 + i), lo, mid, oi, oo);
+        else row<unsigned long long>(a, (unsigned long long)(p.r0 + i), lo, mid, oi, oo);
+        at::sts<long long>(s, ROWS + 8 * i, oi);
+        at::sts<long long>(s, ROWS_OUT + 8 * i, oo);
       } else if (i >= TR && i - TR < p.cols) {
         const long long q = p.c0 + (i - TR);
         at::sts<long long>(s, COLS + 8 * (i - TR), a.N <= 0xFFFFFFFFll
@@ -153,8 +180,8 @@ struct {{ name }}_k {
 
   // Phase 2: threads walk output rows, CHUNK elements at a time: all of a
   // chunk's shared loads, then its stores (a store holds no register once issued).
-  static constexpr int CHUNK = PER < 8 ? PER : 8;
-  static_assert(PER % CHUNK == 0, "ndtile.py: a thread moves 1, 2, 4 or a multiple of 8 elements");
+  static constexpr int CHUNK = PER < 4 ? PER : 4;
+  static_assert(PER % CHUNK == 0, "ndtile.py: a thread moves 1, 2 or a multiple of 4 elements");
   template <bool FULL>
   __host__ __device__ static __forceinline__ void store(const Place& p, const char* s, int tid) {
 #pragma unroll
@@ -166,7 +193,7 @@ struct {{ name }}_k {
         const int i = tid + (k0 + k) * NT, c = i / TR, r = i % TR;
         if (FULL || (r < p.rows && c < p.cols)) {
           v[k] = at::lds<ElemT>(s, off(r, c));
-          o[k] = at::lds<long long>(s, COLS + 8 * c) + (long long)r * E;
+          o[k] = at::lds<long long>(s, COLS + 8 * c) + at::lds<long long>(s, ROWS_OUT + 8 * r);
         }
       }
 #pragma unroll

@@ -1,15 +1,16 @@
 """Family ``ndtile`` (ndtile.cu): fused tiles (NdTileProblem of
 autotrans.core.layout, from fuse_tile): a padded shared-memory tile with
-scalar accesses over M x N fused rows and columns.
+scalar accesses over the B * M x N fused rows (every matrix's, one after
+another) and columns.
 
 Strided launches only (KernelConfig.layout ``strided``; the argument encoding
 is autotrans.kernels.strided.nd_args'). A block moves ``tile_rows`` fused rows
-by ``tile_cols`` fused columns: its rows' input offsets and its columns'
-output offsets are mixed-radix sums over the sides' dims, computed once a
-block (a table in shared memory after the tile), then the tile is loaded along
-input rows and stored along output rows, every load (store) of a thread in
-flight before its first shared-memory store (global store). Each tile row
-has ``pad`` extra elements (pad_for: the fewest that free both phases of bank
+by ``tile_cols`` fused columns: its rows' input and output offsets and its
+columns' output offsets are mixed-radix sums over the batch's and the sides'
+dims, computed once a block (tables in shared memory after the tile), then
+the tile is loaded along input rows (4- and 8-byte elements by cp.async,
+straight into shared memory) and stored along output rows. Each tile row has
+``pad`` extra elements (pad_for: the fewest that free both phases of bank
 conflicts)."""
 from __future__ import annotations
 
@@ -54,8 +55,9 @@ def tile_bytes(c) -> int:
 
 
 def smem_bytes(c) -> int:
-    """The tile, then (8-byte aligned) the rows' input and the columns' output offsets, 8 bytes each."""
-    return -(-tile_bytes(c) // 8) * 8 + 8 * (c.tile_rows + c.tile_cols)
+    """The tile, then (8-byte aligned) the rows' input offsets, the columns'
+    output offsets and the rows' output offsets, 8 bytes each."""
+    return -(-tile_bytes(c) // 8) * 8 + 8 * (2 * c.tile_rows + c.tile_cols)
 
 
 def aligned_for(c, m: int, n: int) -> bool:

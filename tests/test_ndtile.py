@@ -184,7 +184,7 @@ def test_apply_checks_its_buffers():
 def test_nd_args_encoding():
     p = NdTileProblem(2, ((5, 1000), (3, 70), (4, 9000)), ((7, 60), (6, 4000)), 6,
                       (Dim(2, 10**6, 2 * 10**5), Dim(3, 5 * 10**5, 10**5)))
-    assert strided_shape(p) == (6, 60, 42) and ND_COUNTS == MAX_BATCH - 1 == 6
+    assert strided_shape(p) == (1, 360, 42) and ND_COUNTS == MAX_BATCH - 1 == 6   # the kernel walks B * M rows
     vals = strided_args(p, 0x1000, 0x2000)
     assert vals == nd_args(p, 0x1000, 0x2000)
     assert vals[:9] == (0x1000, 0x2000, 6, 60, 42, 9000, 4000, 6, 2)
@@ -211,7 +211,7 @@ def test_keys_of_fused_tiles():
     assert text == "ndtile:e4:m(129/244,33/2045940):n(61/17028):sci4:b(65/31476/1038708)"
     assert problem_from_text(text) == nd
     key = ProblemKey(H200, "0123456789abcdef-s4", nd)
-    assert key.kind == "ndtile" and key.shape == (65, 4257, 61) and ProblemKey.from_text(key.text) == key
+    assert key.kind == "ndtile" and key.shape == (1, 65 * 4257, 61) and ProblemKey.from_text(key.text) == key
     for bad, why in [(dataclasses.replace(nd, m_side=()), "1 to 8"),
                      (dataclasses.replace(nd, sci=6), "multiple of the element size"),
                      (dataclasses.replace(nd, n_side=((61, 0),)), r"in \[1, 2\*\*62\]"),
@@ -235,8 +235,13 @@ def test_candidates_default_and_lookup(tmp_path):
         "tile", 4, 32, 32, 256, pad=1, layout="strided"), nd, 16)[0]
     assert "pointers must be 4-byte aligned" in strided_problems(nd_space(4)[0], nd, 2)[0]
     assert default_strided(nd).key == "ndtile:e4:64x32:t128:v4:r1:p1:none:row:strided"   # _ND_DEFAULT[4][0]
-    short = fuse_tile(tile_of((33, 65, 129, 61), (2, 0, 3, 1)))      # 65 fused rows: 32-row tiles fill more
-    assert short.m == 65 and default_strided(short).key == "ndtile:e4:32x64:t128:v4:r1:p1:none:row:strided"
+    short = fuse_tile(tile_of((33, 65, 129, 61), (2, 0, 3, 1)))   # 33 matrices of 65 fused rows, walked as one
+    assert short.m == 65 and strided_shape(short) == (1, 33 * 65, 61 * 129)
+    assert default_strided(short).key == "ndtile:e4:64x32:t128:v4:r1:p1:none:row:strided"
+    narrow = fuse_tile(tile_of((7, 9, 4096, 20), (0, 3, 2, 1)))    # 20 fused columns: 32 wide fill more than 64
+    assert narrow.n == 20 and default_strided(narrow).key == "ndtile:e4:64x32:t128:v4:r1:p1:none:row:strided"
+    short = NdTileProblem(4, ((20, 4 * 8000),), ((200, 80), (40, 16000)), 4, ())   # 20 rows in all
+    assert default_strided(short).key == "ndtile:e4:32x64:t128:v4:r1:p1:none:row:strided"
     for e in (1, 2, 4, 8, 16):                 # each element size's measured default is in its space
         d = default_strided(fuse_tile(tile_of((5, 6, 7, 3), (3, 2, 1, 0), e)))
         assert (d.tile_rows, d.tile_cols, d.threads) in _ND_DEFAULT[e], e
@@ -266,7 +271,7 @@ def test_the_space_is_small_padded_and_free_of_bank_conflicts(e):
     assert [c for c in strided_space(e) if c.variant == "ndtile"] == cfgs
     for c in cfgs:
         tr, tc, nt, row = c.tile_rows, c.tile_cols, c.threads, c.tile_cols + c.pad
-        assert c.smem_bytes == -(-tr * row * e // 8) * 8 + 8 * (tr + tc)
+        assert c.smem_bytes == -(-tr * row * e // 8) * 8 + 8 * (2 * tr + tc)
         worst = 1
         for k in range(tr * tc // nt):
             for w in range(nt // 32):

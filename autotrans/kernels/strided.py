@@ -46,11 +46,15 @@ def _dims(problem):
 
 
 def strided_shape(problem: TileProblem | RowsProblem) -> tuple[int, int, int]:
-    """The (B, M, N) a strided kernel walks for this problem."""
+    """The (B, M, N) a strided kernel walks for this problem: an NdTileProblem's
+    B matrices as one of B * M rows (ndtile.cu), a RowsProblem's rows as one
+    matrix too."""
     dims = _dims(problem)
     count = math.prod(d.size for d in dims)
-    if isinstance(problem, (TileProblem, NdTileProblem)):
+    if isinstance(problem, TileProblem):
         return count, problem.m, problem.n
+    if isinstance(problem, NdTileProblem):
+        return 1, count * problem.m, problem.n
     return 1, count, problem.n
 
 
@@ -279,7 +283,8 @@ def nd_args(problem: NdTileProblem, src_ptr: int, dst_ptr: int) -> tuple:
     """at::StridedArgs of an NdTileProblem (what cuda_templates/ndtile.cu reads):
 
     B, M, N: prod(batch sizes), the fused rows (prod of the m side's sizes)
-    and columns (the n side's); ldi: the input stride of the m side's
+    and columns (the n side's), though the kernel walks B * M rows
+    (strided_shape); ldi: the input stride of the m side's
     outermost dim, ldo: the output stride of the n side's outermost dim, sci
     the input column pitch; nb: the batch dims, in slots [0, nb) as every
     strided kernel has them (size, src, dst; outermost first); then the m
@@ -298,6 +303,6 @@ def nd_args(problem: NdTileProblem, src_ptr: int, dst_ptr: int) -> tuple:
         raise ValueError(f"an NdTileProblem launch takes 1 to {ND_COUNTS + 1} dims a side and at most "
                          f"{ND_COUNTS + 2} in all, not {km} + {kn} + {len(problem.batch)} batch")
     slots += [(1, 0, 0)] * (ND_COUNTS - len(slots)) + [((km - 1) | (kn - 1) << 8, 0, 0)]
-    b, m, n = strided_shape(problem)
+    b, m, n = math.prod(d.size for d in problem.batch), problem.m, problem.n
     return (src_ptr, dst_ptr, b, m, n, problem.m_side[-1][1], problem.n_side[-1][1], problem.sci,
             len(problem.batch), *(t[0] for t in slots), *(t[1] for t in slots), *(t[2] for t in slots))

@@ -123,7 +123,7 @@ def _nd_score(cfg: KernelConfig, problem: NdTileProblem) -> float:
     reads and writes (a run of b bytes at any alignment touching about b + 32
     bytes of sectors): full tiles, and long runs on both sides."""
     tr, tc, e = cfg.tile_rows, cfg.tile_cols, problem.elem
-    m, n = problem.m, problem.n
+    _, m, n = strided_shape(problem)      # the B * M rows the kernel walks
     fill = m * n / (-(-m // tr) * tr * -(-n // tc) * tc)
     return fill * (tr * e / (tr * e + 32)) * (tc * e / (tc * e + 32))
 
