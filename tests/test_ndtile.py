@@ -234,17 +234,17 @@ def test_candidates_default_and_lookup(tmp_path):
     assert "TileProblems, not NdTileProblem" in strided_problems(KernelConfig(
         "tile", 4, 32, 32, 256, pad=1, layout="strided"), nd, 16)[0]
     assert "pointers must be 4-byte aligned" in strided_problems(nd_space(4)[0], nd, 2)[0]
-    assert default_strided(nd).key == "ndtile:e4:64x32:t128:v4:r1:p1:none:row:strided"   # _ND_DEFAULT[4][0]
+    assert default_strided(nd).key == "ndtile:e4:64x64:t256:v4:r1:p1:none:col:strided"   # _ND_DEFAULT[4][0]
     short = fuse_tile(tile_of((33, 65, 129, 61), (2, 0, 3, 1)))   # 33 matrices of 65 fused rows, walked as one
     assert short.m == 65 and strided_shape(short) == (1, 33 * 65, 61 * 129)
-    assert default_strided(short).key == "ndtile:e4:64x32:t128:v4:r1:p1:none:row:strided"
+    assert default_strided(short).key == "ndtile:e4:64x64:t256:v4:r1:p1:none:col:strided"
     narrow = fuse_tile(tile_of((7, 9, 4096, 20), (0, 3, 2, 1)))    # 20 fused columns: 32 wide fill more than 64
-    assert narrow.n == 20 and default_strided(narrow).key == "ndtile:e4:64x32:t128:v4:r1:p1:none:row:strided"
+    assert narrow.n == 20 and default_strided(narrow).key == "ndtile:e4:64x32:t256:v4:r1:p1:none:row:strided"
     short = NdTileProblem(4, ((20, 4 * 8000),), ((200, 80), (40, 16000)), 4, ())   # 20 rows in all
     assert default_strided(short).key == "ndtile:e4:32x64:t128:v4:r1:p1:none:row:strided"
     for e in (1, 2, 4, 8, 16):                 # each element size's measured default is in its space
         d = default_strided(fuse_tile(tile_of((5, 6, 7, 3), (3, 2, 1, 0), e)))
-        assert (d.tile_rows, d.tile_cols, d.threads) in _ND_DEFAULT[e], e
+        assert (d.tile_rows, d.tile_cols, d.threads, d.order) in _ND_DEFAULT[e], e
     assert default_strided(nd, epilogue="conj32") is None   # 4-byte elements split conj32's groups
     c8 = fuse_tile(tile_of((5, 6, 7), (2, 1, 0), 8))
     assert default_strided(c8, epilogue="conj32").epilogue == "conj32"

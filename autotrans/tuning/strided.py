@@ -67,9 +67,9 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     if isinstance(problem, NdTileProblem):
         want = _ND_DEFAULT.get(problem.elem, ())
         rank = {t: -i for i, t in enumerate(want)}
-        pick = [c for c in fits if (c.tile_rows, c.tile_cols, c.threads) in rank] or fits
-        return max(pick, key=lambda c: (_nd_score(c, problem), rank.get((c.tile_rows, c.tile_cols, c.threads), 0),
-                                        -pick.index(c)))
+        tile = lambda c: (c.tile_rows, c.tile_cols, c.threads, c.order)  # noqa: E731
+        pick = [c for c in fits if tile(c) in rank] or fits
+        return max(pick, key=lambda c: (_nd_score(c, problem), rank.get(tile(c), 0), -pick.index(c)))
     row = problem.n * problem.elem
 
     def score(c):
@@ -93,11 +93,13 @@ def _shift_default(problem, fits: list) -> KernelConfig | None:
     return next((c for c in fits if c.variant == "shift" and (c.tile_rows, c.tile_cols, c.threads) == want), None)
 
 
-# The ndtile tiles (rows, columns, threads) per element size that won most often
-# on the H200 over fused 3-D to 5-D permutations (benchmarks/NOTES.md, sessions 8
-# and 10), the one of best _nd_score first among them; _nd_score over all where none runs.
-_ND_DEFAULT = {1: ((64, 64, 512),), 2: ((64, 32, 256),), 4: ((64, 32, 128), (32, 64, 128)),
-               8: ((64, 32, 256), (32, 64, 128)), 16: ((32, 32, 128),)}
+# The ndtile tiles (rows, columns, threads, walk) per element size that won most
+# often on the H200 over fused 3-D to 5-D permutations (benchmarks/NOTES.md,
+# sessions 8 and 10), the one of best _nd_score among them, the first on a tie;
+# _nd_score over all where none runs.
+_ND_DEFAULT = {1: ((64, 64, 512, "row"),), 2: ((64, 32, 256, "row"),),
+               4: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")),
+               8: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")), 16: ((32, 32, 128, "row"),)}
 FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
 
 
