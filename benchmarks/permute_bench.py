@@ -97,7 +97,7 @@ def _tune(autotrans, x, axes, to=None) -> str:
     if cast != "none":
         canon = autotrans.core_layout.canonical(x.shape, strides, x.element_size(), axes,
                                                 out_itemsize=CAST_SIZES[cast][1])
-        rec = tune_problem(as_strided(canon), progress=False, cast=cast)
+        rec = tune_problem(run_problem(as_strided(canon), cast), progress=False, cast=cast)
         autotrans.forget()
         return rec.best.key
     canon = autotrans.core_layout.canonical(x.shape, strides, x.element_size(), axes)

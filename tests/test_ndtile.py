@@ -530,5 +530,5 @@ def test_run_problem_fuses_small_or_odd_matrices_and_wide_elements():
     assert run_problem(wide) == fuse_tile(wide)
     plain = tile_of((64, 96), (1, 0), view=np.s_[:, :48])       # a pitched view: nothing to fuse
     assert fuse_tile(plain) is None and run_problem(plain) is plain
-    rows = layout.canonical((4, 5, 6), (120, 24, 4), 4, (1, 0, 2), 16)
+    rows = layout.canonical((4, 5, 64), (1280, 256, 4), 4, (1, 0, 2), 16)   # 256-byte rows
     assert run_problem(rows) is rows

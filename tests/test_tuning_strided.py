@@ -22,8 +22,8 @@ from autotrans.kernels.strided import strided_problems, strided_space
 from autotrans.results.keys import ProblemKey, problem_text
 from autotrans.results.store import ResultCache
 from autotrans.tuning.space import space_id
-from autotrans.tuning.strided import (TUNE_ALIGN, best_strided, default_strided, extents, host_buffers,
-                                      problem_key, problem_rows, strided_candidates)
+from autotrans.tuning.strided import (SHORT_ROW, TUNE_ALIGN, best_strided, default_strided, extents, host_buffers,
+                                      problem_key, problem_rows, run_problem, strided_candidates)
 from autotrans.tuning.verify import GUARD, POISON
 
 from conftest import A100, H200
@@ -352,3 +352,31 @@ def test_show_lists_strided_entries(run, no_gpu):
 def test_show_of_an_empty_cache_still_says_so(run, no_gpu):
     r = run("show")
     assert r.returncode == 0 and "no cached results" in r.stdout
+
+
+def test_short_or_narrowed_rows_run_in_input_order():
+    """run_problem walks (B,S,H,D) -> (B,H,S,D) rows in input order (consecutive
+    rows read contiguous bytes) below SHORT_ROW output bytes a row or when a cast
+    narrows them, in output order otherwise; the reordered problem moves the
+    same bytes to the same places (host reference)."""
+    def rows(shape, e, out=None):
+        return layout.canonical(shape, tuple(int(s) for s in np.zeros(shape, f"V{e}").strides), e, (0, 2, 1, 3),
+                                16, **({} if out is None else {"out_itemsize": out}))
+    short = rows((4, 64, 32, 8), 4)                            # 32-byte rows
+    assert short.n * short.elem == 32 < SHORT_ROW
+    walked = run_problem(short)
+    assert [d.src for d in walked.rows] == sorted((d.src for d in short.rows), reverse=True)
+    assert [d.src for d in short.rows] != [d.src for d in walked.rows]       # canonical: output order
+    assert set(walked.rows) == set(short.rows)
+    for a, b in zip(host_buffers(short, 5), host_buffers(walked, 5)):
+        assert np.array_equal(a, b)
+    long = rows((4, 64, 16, 64), 2)                             # 128-byte rows stay in output order
+    assert run_problem(long) is long
+    narrowed = rows((4, 64, 16, 64), 4, 2)                      # 256 bytes in, 128 out
+    assert run_problem(narrowed, "f32>bf16").rows == walked_rows(narrowed)
+    widened = rows((4, 64, 16, 64), 2, 4)                       # 128 in, 256 out
+    assert run_problem(widened, "bf16>f32") is widened
+
+
+def walked_rows(p):
+    return tuple(sorted(p.rows, key=lambda d: -d.src))

@@ -154,10 +154,10 @@ def _strided_launcher(problem, align: int, epilogue: str, cast: str, ctx: int, o
 def as_strided(problem, align: int, cast: str = "none"):
     """The problem as a strided kernel runs it: a copy as rows (of elements
     the alignment allows), a dense transpose as a tile problem (both:
-    kernels.strided.as_strided), and without a cast a tile problem of small
-    or odd matrices as its fused tiles (tuning.strided.run_problem)."""
-    problem = strided.as_strided(problem, align)
-    return run_problem(problem) if cast == "none" else problem
+    kernels.strided.as_strided), then as tuning.strided.run_problem gives it
+    (without a cast, a tile problem of small or odd matrices as its fused
+    tiles; short rows in input order)."""
+    return run_problem(strided.as_strided(problem, align), cast)
 
 
 def strided_choice(problem: TileProblem | RowsProblem, align: int, epilogue: str, fingerprint: str, limits,

@@ -150,7 +150,7 @@ def _permutation(args) -> tuple:
     problem = layout.canonical(shape, c_strides(shape, dt.itemsize), dt.itemsize, args.axes, out_itemsize=out)
     if cast != "none":
         from ..kernels.strided import as_strided
-        return as_strided(problem, TUNE_ALIGN), cast       # what permute() runs for a cast: never fused
+        return run_problem(as_strided(problem, TUNE_ALIGN), cast), cast   # what permute() runs for a cast
     if not isinstance(problem, (layout.CopyProblem, layout.TransposeProblem)):
         problem = run_problem(problem)                 # what permute() runs: fused tiles where they apply
     return problem, cast

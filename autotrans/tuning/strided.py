@@ -8,6 +8,7 @@ under its ProblemKey; and the lookup dispatch uses (best_strided).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -103,19 +104,35 @@ _ND_DEFAULT = {1: ((64, 64, 512, "row"),), 2: ((64, 32, 256, "row"),),
 FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
 
 
-def run_problem(problem):
+SHORT_ROW = 128   # output row bytes below which rows walk in input order (run_problem)
+
+
+def run_problem(problem, cast: str = "none"):
     """The problem permute() runs (and ``autotrans tune --axes`` tunes) for a
-    canonical one: a TileProblem as its fused tiles (core.layout.fuse_tile)
-    where the fusion applies and the matrices are small or odd enough that
-    fusing won on the H200 (8-byte elements and up, or 32 x 32 tiles less than
-    FUSE_FILL full); anything else as it is."""
-    if isinstance(problem, TileProblem):
+    canonical one (cast: its conversion, kernels.config.CASTS):
+
+    - without a cast, a TileProblem as its fused tiles (core.layout.fuse_tile)
+      where the fusion applies and the matrices are small or odd enough that
+      fusing won on the H200 (8-byte elements and up, or 32 x 32 tiles less
+      than FUSE_FILL full);
+    - a RowsProblem whose output rows are shorter than SHORT_ROW bytes, or
+      narrowed by a cast, with its row dims in input order (outermost first by
+      input stride): consecutive rows then read contiguous bytes, which won on
+      the H200 for 32- and 64-byte rows and the (B,S,H,D) float32 -> bfloat16
+      cast, where longer rows favour contiguous writes (benchmarks/NOTES.md,
+      session 10);
+    - anything else as it is."""
+    if isinstance(problem, TileProblem) and cast == "none":
         fused = layout.fuse_tile(problem)
         if fused is not None:
             m, n = problem.m, problem.n
             fill = m * n / (-(-m // 32) * 32 * -(-n // 32) * 32)
             if problem.elem >= 8 or fill < FUSE_FILL:
                 return fused
+    if isinstance(problem, RowsProblem):
+        out = problem.out_elem or problem.elem
+        if problem.n * out < SHORT_ROW or out < problem.elem:
+            return dataclasses.replace(problem, rows=tuple(sorted(problem.rows, key=lambda d: -d.src)))
     return problem
 
 
