@@ -460,25 +460,39 @@ _fast: dict = {}           # input type -> its repeat-call function
 _fast_out: dict = {}       # input type -> its repeat-call function with out=
 
 
+def routable(x, kind: str, out=None) -> bool:
+    """Whether repeat calls like this one may take a remembered route: torch,
+    CuPy and PyCUDA arrays (torch's own tensor types), with an out= of the
+    same type or none."""
+    if kind not in _KEYS or (kind == "torch" and type(x).__module__.split(".")[0] != "torch"):
+        return False
+    return out is None or type(out) is type(x)
+
+
+def route_stream(kind: str):
+    """The function a route calls for the framework's current stream on a
+    device ordinal (torch's raw getter where it has one), None for PyCUDA."""
+    global _cupy_device, _cupy_ndarray
+    if kind == "torch":
+        import torch
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        return raw if raw is not None else (lambda d: arrays.current_stream("torch", d))
+    if kind == "cupy":
+        import cupy
+        _cupy_device, _cupy_ndarray = cupy.cuda.runtime.getDevice, cupy.ndarray
+        return lambda d: arrays.current_stream("cupy", d)
+    return None
+
+
 def _remember_route(x, kind: str, plan: _Plan, src: int, dst: int, ctx: int, ordinal: int, go,
                     out=None) -> None:
     """Remember how this call ran, for repeat calls like it (with out: calls
     with an out= of the same kind and layout)."""
-    global _cupy_device, _cupy_ndarray
-    if kind not in _KEYS or (kind == "torch" and type(x).__module__.split(".")[0] != "torch"):
-        return
-    if out is not None and type(out) is not type(x):
+    if not routable(x, kind, out):
         return
     key_of, fast, fast_out = _KEYS[kind]
     r = _Route(plan, go, ctx, ordinal, dst)
-    if kind == "torch":
-        import torch
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        r.stream = raw if raw is not None else (lambda d: arrays.current_stream("torch", d))
-    elif kind == "cupy":
-        import cupy
-        _cupy_device, _cupy_ndarray = cupy.cuda.runtime.getDevice, cupy.ndarray
-        r.stream = lambda d: arrays.current_stream("cupy", d)
+    r.stream = route_stream(kind)
     try:
         key = key_of(x, src) if out is None else (key_of(x, src), key_of(out, dst))
     except (AttributeError, RuntimeError, TypeError):

@@ -467,20 +467,10 @@ def _remember(x, kind: str, out, how: tuple, oshape, go, ctx: int, ordinal: int,
     """Remember how this call ran (how: its axes, conj and dtype), for repeat
     calls like it: of torch, CuPy and PyCUDA arrays, with an out= of the same
     kind or none (then without a cast)."""
-    if kind not in launch._KEYS or (kind == "torch" and type(x).__module__.split(".")[0] != "torch"):
-        return
-    if out is not None and type(out) is not type(x):
+    if not launch.routable(x, kind, out):
         return
     axes, conj, dtype = how
-    stream = None
-    if kind == "torch":
-        import torch
-        stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
-            lambda d: arrays.current_stream("torch", d))
-    elif kind == "cupy":
-        import cupy
-        launch._cupy_device, launch._cupy_ndarray = cupy.cuda.runtime.getDevice, cupy.ndarray
-        stream = lambda d: arrays.current_stream("cupy", d)
+    stream = launch.route_stream(kind)
     key_of = launch._KEYS[kind][0]
     try:
         key = (key_of(x, src), axes, conj, dtype)
