@@ -131,8 +131,10 @@ def pad_for(e: int, tr: int, tc: int, nt: int) -> int:
 
 
 # (tile_rows, tile_cols, threads, order): 32x32 in both walks, 8 elements a
-# thread (32x32 of 128 threads, 64-wide sides), and short or narrow tiles for
-# fused matrices with a small side.
+# thread (32x32 of 128 threads, 64-wide sides), short or narrow tiles for
+# fused matrices with a small side, and 16 elements a thread where cp.async
+# loads hold no registers (64x64 of 256 threads, in either walk: the H200's
+# most frequent winner over fused 3-D to 5-D orders of 4- and 8-byte elements).
 _STRIDED = ((32, 32, 256, "row"), (32, 32, 256, "col"), (32, 32, 128, "row"), (64, 32, 256, "row"),
             (32, 64, 256, "row"), (64, 64, 512, "row"), (64, 64, 512, "col"), (16, 64, 256, "row"),
             (64, 16, 256, "row"), (8, 128, 256, "row"), (64, 64, 256, "row"), (32, 64, 128, "row"),
@@ -140,8 +142,9 @@ _STRIDED = ((32, 32, 256, "row"), (32, 32, 256, "col"), (32, 32, 128, "row"), (6
 
 
 def strided_space(e: int):
-    """The tiles of _STRIDED for this element size, each padded by pad_for;
-    those no pad frees of bank conflicts are left out (64x16 of 4-byte
+    """The tiles of _STRIDED for this element size that move at most
+    max_elems elements a thread, each padded by pad_for; those no pad frees
+    of bank conflicts are left out (64x16 of 4-byte
     elements: a warp's load spans 2 rows, wanting rows of 16 mod 32 words,
     its store 32 rows of a column, wanting an odd number)."""
     for tr, tc, nt, order in _STRIDED:
