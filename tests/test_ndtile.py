@@ -492,6 +492,8 @@ def test_every_config_matches_numpy(e):
     tiles = {(c.tile_rows, c.tile_cols) for c in nd_space(e)}
     assert all(any(p.m >= tr and p.n >= tc for p in ps) for tr, tc in tiles)          # full tiles
     assert all(any(p.m % tr and p.n % tc for p in ps) for tr, tc in tiles)            # ragged ones
+    assert all(any(math.prod(d.size for d in p.batch) > 1 and p.m % tr for p in ps)   # tiles holding rows
+               for tr, _ in tiles)                                                     # of two matrices
     run_cases(nd_space(e), cases)
 
 
