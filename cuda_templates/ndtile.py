@@ -141,14 +141,21 @@ _STRIDED = ((32, 32, 256, "row"), (32, 32, 256, "col"), (32, 32, 128, "row"), (6
             (64, 32, 128, "row"), (32, 32, 64, "row"), (64, 64, 256, "col"))
 
 
+# (elem_bytes, tile_rows, tile_cols, threads) that ptxas 13.0 compiles with
+# spills: 32x32 of 256 threads and 16-byte elements on sm_80 (48 registers, 16
+# bytes of stack) since the rows' output offsets joined the tables.
+_SPILL = {(16, 32, 32, 256)}
+
+
 def strided_space(e: int):
     """The tiles of _STRIDED for this element size that move at most
     max_elems elements a thread, each padded by pad_for; those no pad frees
     of bank conflicts are left out (64x16 of 4-byte
     elements: a warp's load spans 2 rows, wanting rows of 16 mod 32 words,
-    its store 32 rows of a column, wanting an odd number)."""
+    its store 32 rows of a column, wanting an odd number), and those of
+    _SPILL (ptxas spills them on some arch)."""
     for tr, tc, nt, order in _STRIDED:
-        if tr * tc // nt > max_elems(e):
+        if tr * tc // nt > max_elems(e) or (e, tr, tc, nt) in _SPILL:
             continue
         pad = pad_for(e, tr, tc, nt)
         if bank_ways(e, tr, tc, nt, pad) == 1:
