@@ -3,7 +3,9 @@
 1. first call on an unseen shape, its config's kernel already loaded: 100
    float16 shapes (s, 4096) that share one config (GPUArray; torch too);
 2. steady state, wall time per call including a synchronize, 1024x1024
-   float32, the cases interleaved round by round: autotrans on GPUArray /
+   float32, each case in blocks of consecutive calls (its data as warm in the
+   L2 as its own last call left it), the blocks interleaved round by round,
+   their order rotated: autotrans on GPUArray /
    torch / CuPy, against PyCUDA's prepared call of the same kernel (the
    GPUArray path before issue 13), torch's x.mT.contiguous() and
    cupy.ascontiguousarray(x.T);
@@ -32,6 +34,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+BLOCK = 25        # steady-state calls timed in a row per case and round
 
 
 def forget() -> None:
@@ -165,19 +169,27 @@ def split(fw, cases: dict, reps: int = 15, calls: int = 200) -> dict:
     return out
 
 
-def steady(autotrans, driver, fw, reps: int, cases: dict) -> dict:
-    """Wall time per call, each followed by a synchronize, the cases interleaved."""
+def steady(autotrans, driver, fw, reps: int, cases: dict, block: int = BLOCK) -> dict:
+    """Wall time per call, each followed by a synchronize. Each case runs in
+    blocks of ``block`` timed calls after one untimed call, so every case finds
+    the L2 as its own previous call left it (not as the case before it did);
+    the blocks are interleaved round by round, their order rotated."""
     for call, sync in cases.values():
         for _ in range(20):
             call()
         sync()
+    names = list(cases)
     times = {name: [] for name in cases}
-    for _ in range(reps):                 # interleaved: every case once per round
-        for name, (call, sync) in cases.items():
-            t0 = time.perf_counter()
+    for r in range(max(1, reps // block)):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            call, sync = cases[name]
             call()
             sync()
-            times[name].append(time.perf_counter() - t0)
+            for _ in range(block):
+                t0 = time.perf_counter()
+                call()
+                sync()
+                times[name].append(time.perf_counter() - t0)
     return {name: _stats(t) for name, t in times.items()}
 
 
@@ -211,7 +223,8 @@ def markdown(doc: dict) -> str:
               "| input | median us | p10 us | p90 us |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {k} | {v['median_us']:.1f} | {v['p10_us']:.1f} | {v['p90_us']:.1f} |"
               for k, v in doc["first_call"].items()]
-    lines += ["", "## Steady state, 1024x1024 float32, per call incl. synchronize", "",
+    lines += ["", "## Steady state, 1024x1024 float32, per call incl. synchronize "
+              f"(blocks of {BLOCK} calls per case, interleaved)", "",
               "| call | median us | p10 us | p90 us |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {k} | {v['median_us']:.1f} | {v['p10_us']:.1f} | {v['p90_us']:.1f} |"
               for k, v in doc["steady"].items()]

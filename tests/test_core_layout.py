@@ -10,7 +10,7 @@ import pytest
 
 from autotrans.core.layout import (CASTS, MAX_BATCH, CopyProblem, Dim, RowsProblem, TileProblem,
                                    TransposeProblem, alignment, apply, canonical, cast_reference, extent,
-                                   moved_bytes)
+                                   c_strides, moved_bytes)
 
 DTYPES = {1: np.dtype("u1"), 2: np.dtype("u2"), 4: np.dtype("u4"), 8: np.dtype("u8"), 16: np.dtype("V16")}
 SIZES = [1, 1, 2, 2, 3, 4, 5, 6, 7]
@@ -350,3 +350,10 @@ def test_bad_align(align):
     with pytest.raises(ValueError, match="align"):
         canonical((2, 3), (12, 4), 4, (1, 0), align)
 
+
+
+def test_c_strides_in_bytes_and_elements():
+    assert c_strides((2, 3, 4), 4) == (48, 16, 4)
+    assert c_strides((2, 3, 4)) == (12, 4, 1)
+    assert c_strides((5, 0, 7), 2) == (14, 14, 2)      # a size-0 axis counts as 1
+    assert c_strides((), 8) == ()

@@ -18,6 +18,7 @@ from ..backend import arrays
 from ..backend import cuda as driver
 from ..backend import driver as cu
 from ..backend import memory
+from ..core.layout import c_strides
 from ..core.problem import as_bmn, dtype_of_size
 from ..kernels.config import MAX_BLOCKS, KernelConfig
 from ..tuning import loader, runner
@@ -349,10 +350,11 @@ def _transpose(x, out, stream, tune):
 # the full way again.
 
 class _Route:
-    __slots__ = ("oshape", "go", "ctx", "ordinal", "dlow", "make", "stream", "nbytes")
+    __slots__ = ("oshape", "ostrides", "go", "ctx", "ordinal", "dlow", "make", "stream", "nbytes")
 
     def __init__(self, plan: _Plan, go, ctx: int, ordinal: int, dst: int):
         self.oshape, self.go, self.ctx, self.ordinal, self.dlow = plan.oshape, go, ctx, ordinal, dst & 15
+        self.ostrides = c_strides(plan.oshape)
         self.make, self.stream, self.nbytes = plan.new_gpuarray, None, plan.nbytes
 
 
@@ -376,7 +378,7 @@ def _torch_fast(x):
             return None
     except RuntimeError:                  # sparse and other strideless tensors: the full path says why
         return None
-    y = x.new_empty(r.oshape)
+    y = x.new_empty_strided(r.oshape, r.ostrides)     # torch's quickest allocation of a shape
     dst = y.data_ptr()
     if dst & 15 != r.dlow:
         return None

@@ -70,7 +70,7 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
     epilogue = _epilogue(conj, info.dtype, info.itemsize)
     oinfo, cast = _target(dtype, info)
     axes = _axes(axes, len(info.shape))
-    strides = info.strides if info.strides is not None else _c_strides(info.shape, info.itemsize)
+    strides = info.strides if info.strides is not None else layout.c_strides(info.shape, info.itemsize)
     oshape = tuple(info.shape[a] for a in axes)
     if math.prod(info.shape) == 0:
         layout.canonical(info.shape, strides, info.itemsize, axes)       # validates all the same
@@ -210,11 +210,11 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, to=Non
     epilogue = _epilogue(conj, np.dtype(dtype).name, e)
     cast = "none" if to is None else config.cast_for(np.dtype(dtype).name, _dtype_name(to))
     if cast != "none":
-        problem = layout.canonical(shape, _c_strides(shape, e), e, axes, 16, out_itemsize=config.CAST_SIZES[cast][1])
+        problem = layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16, out_itemsize=config.CAST_SIZES[cast][1])
         sp = as_strided(problem, 16, cast)
         cfg, source = strided_choice(sp, 16, epilogue, fingerprint, limits, ResultCache(cache_dir), cast)
         return PermuteChoice(sp, cfg, source)
-    problem = layout.canonical(shape, _c_strides(shape, e), e, axes, 16)
+    problem = layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16)
     if epilogue == "none" and isinstance(problem, CopyProblem):
         return PermuteChoice(problem, None, "copy")
     if epilogue == "none" and isinstance(problem, TransposeProblem):
@@ -329,14 +329,6 @@ def _axes(axes, rank: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _c_strides(shape, itemsize: int) -> tuple[int, ...]:
-    out, s = [], itemsize
-    for d in reversed(shape):
-        out.append(s)
-        s *= max(d, 1)
-    return tuple(reversed(out))
-
-
 def _stream(info: arrays.ArrayInfo, explicit, ordinal: int):
     """(the stream to run on, the producer stream to wait for or None), as transpose() picks them."""
     producer = info.stream
@@ -398,10 +390,11 @@ _route_kinds: dict = {}     # input type -> its framework ("torch", "cupy", "pyc
 
 
 class _Route:
-    __slots__ = ("oshape", "go", "ctx", "ordinal", "dlow", "span", "onbytes", "stream")
+    __slots__ = ("oshape", "ostrides", "go", "ctx", "ordinal", "dlow", "span", "onbytes", "stream")
 
     def __init__(self, oshape, go, ctx, ordinal, dst, span, onbytes, stream):
         self.oshape, self.go, self.ctx, self.ordinal, self.dlow = oshape, go, ctx, ordinal, dst & 15
+        self.ostrides = layout.c_strides(oshape)
         self.span, self.onbytes, self.stream = span, onbytes, stream
 
 
@@ -451,7 +444,7 @@ def _repeat(x, axes, out, conj, dtype):
     if r is None or not _here(kind, r, src):
         return None
     if out is None:
-        out = x.new_empty(r.oshape) if kind == "torch" else (
+        out = x.new_empty_strided(r.oshape, r.ostrides) if kind == "torch" else (
             launch._cupy_ndarray(r.oshape, x.dtype) if kind == "cupy" else memory.OutputMaker(r.oshape, x.dtype)())
         dst = _pointer(kind, out)
         if dst & 15 != r.dlow:

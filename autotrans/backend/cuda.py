@@ -240,11 +240,11 @@ class Kernel:
         """A fast launch(src, dst, stream=None) for one fixed shape; stream is
         None, a raw handle or a PyCUDA Stream."""
         b, m, n = as_bmn(shape)
-        go = self.fn.launcher((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem)
+        go = self.fn.launcher((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, b, m, n)
 
         def launch(src, dst, stream=None):
             try:
-                go(stream if type(stream) is int else stream_handle(stream), src, dst, b, m, n)
+                go(stream if type(stream) is int else stream_handle(stream), src, dst)
             except CudaError as e:
                 _reraise(e)
         return launch
@@ -256,11 +256,11 @@ class Kernel:
         values of its at::StridedArgs after the two pointers."""
         if self.cfg.layout != "strided":
             raise ValueError(f"{self.cfg.key} is a dense config; it takes no strided launch")
-        go = self.fn.launcher((self.cfg.blocks(bmn), 1, 1), self._block, self._smem)
+        go = self.fn.launcher((self.cfg.blocks(bmn), 1, 1), self._block, self._smem, *args)
 
         def launch(src, dst, stream=0):
             try:
-                go(stream, src, dst, *args)
+                go(stream, src, dst)
             except CudaError as e:
                 _reraise(e)
         return launch

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
 import struct
 import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint, c_uint64, c_void_p
@@ -267,15 +268,27 @@ def context_of(ptr: int) -> int:
 
 # -- modules, functions, launches ---------------------------------------------
 
-def _launch_scratch():
-    s = getattr(_tls, "launch", None)
-    if s is None:
-        buf = ctypes.create_string_buffer(MAX_ARGS_BYTES)
-        size = c_size_t(0)
-        extra = (c_void_p * 5)(LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
-                               LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size), LAUNCH_PARAM_END)
-        s = _tls.launch = (buf, size, extra)
-    return s
+def _scratch(args: struct.Struct, tail: tuple):
+    """A parameter block with ``tail`` packed after zeroed leading fields, and
+    the ``extra`` array that hands it to cuLaunchKernel (they keep each other alive)."""
+    buf = ctypes.create_string_buffer(args.size)
+    args.pack_into(buf, 0, *([0] * (_fields(args) - len(tail))), *tail)
+    size = c_size_t(args.size)
+    extra = (c_void_p * 5)(LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
+                           LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size), LAUNCH_PARAM_END)
+    return buf, extra, size
+
+
+def _fields(args: struct.Struct) -> int:
+    """How many values args packs."""
+    return len(args.unpack(bytes(args.size)))
+
+
+def _lead(args: struct.Struct, n: int) -> struct.Struct:
+    """The struct of args' first n fields (native layout: the same offsets)."""
+    codes = re.findall(r"(\d*)([a-zA-Z?])", args.format.lstrip("@=<>!"))
+    flat = [c for count, c in codes for _ in range(int(count or 1))]
+    return struct.Struct("".join(flat[:n]))
 
 
 class Module:
@@ -312,28 +325,31 @@ class Function:
         """Enqueue on stream (a raw CUstream handle; 0 is the legacy default stream)."""
         self.launcher(grid, block, smem)(stream, *args)
 
-    def launcher(self, grid: tuple, block: tuple, smem: int):
-        """go(stream, *args): launch with this grid, block and shared memory, on
-        a raw stream handle, from any thread. The fixed arguments are converted
-        to C once, here; per call there is one pack and one launch. The launch
-        is tried first in whatever context is current: where that is not this
-        function's, the driver refuses it (invalid handle, or no context) and
-        nothing is enqueued, so it is made current and the launch tried again."""
-        so = lib()
-        call = so.cuLaunchKernel
-        fixed = [c_uint(int(v)) for v in (*grid, *block, smem)]
-        g0, g1, g2, b0, b1, b2, sm = fixed
-        handle, ctx, pack, nbytes, name = c_void_p(self.handle), self.ctx, self.args.pack_into, self.args.size, self.name
+    def launcher(self, grid: tuple, block: tuple, smem: int, *tail):
+        """go(stream, *lead): launch with this grid, block and shared memory, on
+        a raw stream handle, from any thread; the kernel's parameters are lead
+        followed by the fixed tail. The fixed parts are converted to C once,
+        here, and each thread packs tail once into its own parameter block; per
+        call only lead is packed. The launch is tried first in whatever context
+        is current: where that is not this function's, the driver refuses it
+        (invalid handle, or no context) and nothing is enqueued, so it is made
+        current and the launch tried again."""
+        call = lib().cuLaunchKernel
+        g0, g1, g2, b0, b1, b2, sm = (c_uint(int(v)) for v in (*grid, *block, smem))
+        handle, ctx, args, name = c_void_p(self.handle), self.ctx, self.args, self.name
+        pack = _lead(args, _fields(args) - len(tail)).pack_into
+        mine = threading.local()
 
-        def go(stream, *args):
-            buf, size, extra = getattr(_tls, "launch", None) or _launch_scratch()
-            pack(buf, 0, *args)
-            size.value = nbytes
-            rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, extra)
+        def go(stream, *lead):
+            s = getattr(mine, "s", None)
+            if s is None:
+                s = mine.s = _scratch(args, tail)
+            pack(s[0], 0, *lead)
+            rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, s[1])
             if rc == ERROR_INVALID_HANDLE or rc == ERROR_INVALID_CONTEXT:
                 if _enter(ctx):
                     try:
-                        rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, extra)
+                        rc = call(handle, g0, g1, g2, b0, b1, b2, sm, stream or None, None, s[1])
                     finally:
                         _leave()
             if rc:

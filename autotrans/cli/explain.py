@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core import layout
 from ..core.problem import format_shape
 from .common import UserError, add_cache_dir, add_command, add_dtype, printable
-from .permutation import axes_arg, c_strides, describe, shape_arg
+from .permutation import axes_arg, describe, shape_arg
 
 HELP = "say which kernel transpose() or permute() would use for a shape, and why"
 DESCRIPTION = (
@@ -44,7 +44,7 @@ def register(sub) -> None:
             return
         e = args.dtype.itemsize
         try:
-            layout.canonical(tuple(args.shape), c_strides(args.shape, e), e, args.axes)
+            layout.canonical(tuple(args.shape), layout.c_strides(args.shape, e), e, args.axes)
             if args.to is not None:
                 from ..kernels.config import cast_for
                 cast_for(args.dtype.name, args.to)

@@ -67,15 +67,6 @@ def axes_arg(text):
 
 
 
-def c_strides(shape, itemsize: int) -> tuple:
-    """Byte strides of a C-contiguous array of ``shape``."""
-    out, s = [], itemsize
-    for d in reversed(shape):
-        out.append(s)
-        s *= d
-    return tuple(reversed(out))
-
-
 def describe(problem) -> str:
     """A canonical problem in one line (strided ones by their cache text)."""
     from ..results.keys import problem_text

@@ -14,7 +14,7 @@ from ..core import layout
 from ..core.problem import as_bmn, dtype_of_size, format_shape
 from .common import (EXIT_ERROR, UserError, add_cache_dir, add_command, add_dtype, add_progress,
                      cache_write_failed, err, need_gpu, note, printable)
-from .permutation import axes_arg, c_strides, describe, shape_arg
+from .permutation import axes_arg, describe, shape_arg
 
 HELP = "tune shapes on this GPU and cache the fastest kernels"
 DESCRIPTION = (
@@ -147,7 +147,7 @@ def _permutation(args) -> tuple:
     shape, dt = tuple(args.shapes[0]), args.dtype
     cast = "none" if args.to is None else cast_for(dt.name, args.to)
     out = CAST_SIZES[cast][1] if cast != "none" else None
-    problem = layout.canonical(shape, c_strides(shape, dt.itemsize), dt.itemsize, args.axes, out_itemsize=out)
+    problem = layout.canonical(shape, layout.c_strides(shape, dt.itemsize), dt.itemsize, args.axes, out_itemsize=out)
     if cast != "none":
         from ..kernels.strided import as_strided
         return run_problem(as_strided(problem, TUNE_ALIGN), cast), cast   # what permute() runs for a cast

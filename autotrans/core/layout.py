@@ -307,6 +307,16 @@ def _dense(t: TileProblem) -> TransposeProblem | None:
     return TransposeProblem(t.elem, (fused[0].size if fused else 1, t.m, t.n), t.out_elem)
 
 
+def c_strides(shape, itemsize: int = 1) -> tuple[int, ...]:
+    """Strides of a C-contiguous array of ``shape``: in bytes of ``itemsize``
+    elements (1: in elements); a size-0 axis counts as 1."""
+    out, s = [], itemsize
+    for d in reversed(shape):
+        out.append(s)
+        s *= max(d, 1)
+    return tuple(reversed(out))
+
+
 def extent(shape, strides, itemsize) -> int:
     """Bytes from the first to one past the last byte a view touches (0 when
     empty); a size-1 axis's stride is ignored. With positive strides the
