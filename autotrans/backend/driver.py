@@ -281,14 +281,20 @@ def _scratch(args: struct.Struct, tail: tuple):
 
 def _fields(args: struct.Struct) -> int:
     """How many values args packs."""
-    return len(args.unpack(bytes(args.size)))
+    return _layout(args.format, 0)[0]
 
 
 def _lead(args: struct.Struct, n: int) -> struct.Struct:
     """The struct of args' first n fields (native layout: the same offsets)."""
-    codes = re.findall(r"(\d*)([a-zA-Z?])", args.format.lstrip("@=<>!"))
+    return _layout(args.format, n)[1]
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(fmt: str, n: int) -> tuple[int, struct.Struct]:
+    """(how many fields fmt packs, the struct of its first n): a few formats, once each."""
+    codes = re.findall(r"(\d*)([a-zA-Z?])", fmt.lstrip("@=<>!"))
     flat = [c for count, c in codes for _ in range(int(count or 1))]
-    return struct.Struct("".join(flat[:n]))
+    return len(flat), struct.Struct("".join(flat[:n]))
 
 
 class Module:
