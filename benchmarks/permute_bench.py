@@ -20,9 +20,8 @@ with conj).
     python benchmarks/permute_bench.py --out benchmarks/results --tuned    # permute-tuned.md
 
 With --tuned, each case's problem is tuned first (tune() for a batched
-transpose, tune_problem for the strided problem permute() runs, with its cast)
-into the run's temporary cache; conj=True cases stay untuned (the cache has
-no slot for epilogues yet).
+transpose, tune_problem for the strided problem permute() runs, with its cast
+or conjugating epilogue) into the run's temporary cache.
 """
 from __future__ import annotations
 
@@ -84,8 +83,8 @@ def _stats(xs):
     return {"median_us": statistics.median(xs), "q1_us": q[0], "q3_us": q[2]}
 
 
-def _tune(autotrans, x, axes, to=None) -> str:
-    """Tune what permute(x, axes, dtype=to) runs into the current cache; the config tuned
+def _tune(autotrans, x, axes, to=None, conj=False) -> str:
+    """Tune what permute(x, axes, dtype=to, conj=conj) runs into the current cache; the config tuned
     ('transpose' for tune()'s, '' for a copy)."""
     from autotrans.core.layout import CopyProblem, TransposeProblem
     from autotrans.core.problem import dtype_of_size
@@ -98,6 +97,12 @@ def _tune(autotrans, x, axes, to=None) -> str:
         canon = autotrans.core_layout.canonical(x.shape, strides, x.element_size(), axes,
                                                 out_itemsize=CAST_SIZES[cast][1])
         rec = tune_problem(run_problem(as_strided(canon), cast), progress=False, cast=cast)
+        autotrans.forget()
+        return rec.best.key
+    if conj:                                   # every conjugating permutation runs as a strided problem
+        canon = autotrans.core_layout.canonical(x.shape, strides, x.element_size(), axes)
+        epilogue = {8: "conj32", 16: "conj64"}[x.element_size()]
+        rec = tune_problem(run_problem(as_strided(canon)), progress=False, epilogue=epilogue)
         autotrans.forget()
         return rec.best.key
     canon = autotrans.core_layout.canonical(x.shape, strides, x.element_size(), axes)
@@ -122,7 +127,7 @@ def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl, conj=F
     if tdt is not None:
         want = want.to(tdt)
     out = torch.empty_like(want)
-    tuned_as = _tune(autotrans, x, axes, to) if tuned and not conj else None
+    tuned_as = _tune(autotrans, x, axes, to, conj) if tuned else None
     autotrans.permute(x, axes, out=out, conj=conj, dtype=tdt)
     torch.cuda.synchronize()
     exact = bool(torch.equal(out.view(torch.uint8), want.view(torch.uint8)))

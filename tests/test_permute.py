@@ -135,14 +135,14 @@ def test_conj_runs_every_problem_kind_through_an_epilogue_config_exactly(dtype, 
 
 
 def test_conj_epilogue_by_dtype():
-    assert permute_mod._epilogue(True, "complex64", 8) == "conj32"
-    assert permute_mod._epilogue(True, "complex128", 16) == "conj64"
-    assert permute_mod._epilogue(True, "float64", 8) == "none"        # the conjugate of a real is itself
-    assert permute_mod._epilogue(False, "complex64", 8) == "none"
+    assert permute_mod.epilogue_of(True, "complex64", 8) == "conj32"
+    assert permute_mod.epilogue_of(True, "complex128", 16) == "conj64"
+    assert permute_mod.epilogue_of(True, "float64", 8) == "none"        # the conjugate of a real is itself
+    assert permute_mod.epilogue_of(False, "complex64", 8) == "none"
     with pytest.raises(ValueError, match="complex64 and complex128"):
-        permute_mod._epilogue(True, "complex32", 4)
+        permute_mod.epilogue_of(True, "complex32", 4)
     with pytest.raises(TypeError, match="conj must be"):
-        permute_mod._epilogue("yes", "complex64", 8)
+        permute_mod.epilogue_of("yes", "complex64", 8)
 
 
 def test_explain_with_axes_names_the_problem_and_its_config():

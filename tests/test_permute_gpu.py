@@ -279,6 +279,28 @@ def test_a_tuned_cast_is_what_permute_runs():
     assert torch.equal(autotrans.permute(x, (1, 0), dtype=torch.bfloat16), x.T.contiguous().to(torch.bfloat16))
 
 
+def test_a_tuned_conjugate_is_what_permute_runs():
+    """tune_problem(epilogue=) verifies every conjugating candidate (sign bits
+    of the imaginary parts flipped) and stores the winner under the
+    epilogue's key; permute(conj=True) runs it from then on, bit for bit
+    NumPy's conjugate transpose, while the plain permutation stays untuned."""
+    from autotrans.results.store import ResultCache
+    from autotrans.tuning.strided import strided_candidates, tune_problem
+    torch = torch_mod()
+    dev = driver.device_info(driver.device().ordinal)
+    p = permute_mod.as_strided(layout.canonical((300, 700), (5600, 8), 8, (1, 0), 16), 16)
+    cfgs = strided_candidates(p, dev.limits, epilogue="conj32")
+    rec = tune_problem(p, cache=ResultCache(), progress=False, reps=3, epilogue="conj32")
+    assert rec.failures == () and {c.key for c in rec.candidates} == {c.key for c in cfgs}
+    assert rec.best.epilogue == "conj32"
+    launch.forget()
+    assert permute_mod.strided_choice(p, 16, "conj32", dev.id.text, dev.limits) == (rec.best, "tuned")
+    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits)[1] == "untuned"
+    h = host_random((300, 700), np.complex64, 11)
+    got = torch_host(autotrans.permute(to_torch(h), (1, 0), conj=True))
+    assert got.tobytes() == np.ascontiguousarray(np.conj(h.T)).tobytes()
+
+
 CAST_CASES = [("float32", "bfloat16"), ("float32", "float16"), ("bfloat16", "float32"), ("float16", "float32"),
               ("float64", "float32"), ("float32", "float64"), ("float64", "bfloat16"), ("float16", "bfloat16"),
               ("int32", "int8"), ("int8", "int32"), ("uint8", "int64"), ("int64", "uint16")]

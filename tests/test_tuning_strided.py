@@ -239,6 +239,39 @@ def test_a_cast_tunes_and_is_found_under_its_own_key(tmp_path):
     assert one_row.rows == () and best_strided(one_row, H200, rc, cast="f32>bf16") is None
 
 
+def test_a_conjugate_tunes_and_is_found_under_its_own_key(tmp_path):
+    """permute(conj=True)'s problems: candidates of that epilogue only (the
+    untuned one first), a reference with every imaginary part's sign bit
+    flipped (and nothing else), a result stored and found under the
+    epilogue's key only, which explain() then names."""
+    from autotrans.api import explain
+    from autotrans.api.permute import as_strided
+    p = as_strided(layout.canonical((300, 1000), (8000, 8), 8, (1, 0), 16), 16)
+    cfgs = strided_candidates(p, epilogue="conj32")
+    assert len(cfgs) > 3 and all(c.epilogue == "conj32" for c in cfgs)
+    assert cfgs[0] == default_strided(p, epilogue="conj32")
+    assert all(c.epilogue == "none" for c in strided_candidates(p))
+    src, plain, _ = host_buffers(p, 5)
+    _, want, before = host_buffers(p, 5, epilogue="conj32")
+    flip = np.zeros(want.size - 2 * GUARD, np.uint8)
+    flip[7::8] = 0x80                                                   # the imaginary float32's sign bit
+    assert np.array_equal(want[GUARD:-GUARD], plain[GUARD:-GUARD] ^ flip)
+    assert np.array_equal(before[GUARD:-GUARD], ~want[GUARD:-GUARD])
+    assert np.array_equal(want[:GUARD], plain[:GUARD]) and np.array_equal(want[-GUARD:], plain[-GUARD:])
+    ref = np.ascontiguousarray(src.view(np.complex64).reshape(300, 1000).T.conj())   # x.T.conj(), bit for bit
+    assert want[GUARD:-GUARD].tobytes() == ref.tobytes()
+    rc = ResultCache(tmp_path / "c")
+    key = problem_key(p, H200, epilogue="conj32")
+    assert rc.put_problem(key, problem_record(key, best=cfgs[1], configs=cfgs[:2], n_candidates=2))
+    assert best_strided(p, H200, rc, epilogue="conj32") == cfgs[1]
+    assert best_strided(p, H200, rc) is None                            # the plain permutation: not tuned
+    assert [r["problem"] for r in problem_rows(cache=rc, fingerprint=H200)] == [problem_text(p) + " conj32"]
+    got = explain((300, 1000), "complex64", axes=(1, 0), conj=True, fingerprint=H200, cache_dir=tmp_path / "c")
+    assert (got.problem, got.config, got.source) == (p, cfgs[1], "tuned")
+    plain_choice = explain((300, 1000), "complex64", axes=(1, 0), fingerprint=H200, cache_dir=tmp_path / "c")
+    assert plain_choice.source != "tuned" or plain_choice.config.epilogue == "none"
+
+
 def test_problem_rows(tmp_path):
     rc = ResultCache(tmp_path / "c")
     for k in (problem_key(TILE, H200), problem_key(ROWS, A100), ProblemKey(H200, "0123456789abcdef-s0", ROWS)):
@@ -323,6 +356,25 @@ def test_tune_axes_with_a_cast_prints_the_strided_problem_then_needs_a_gpu(run, 
     assert r.stdout == ("300x800 float32 axes 1,0 to bfloat16 (cast f32>bf16): "
                         "tile:e4:300x800:ldi3200:ldo600:sci4:b():o2\n")       # what permute(dtype=) runs
     assert "no GPU" in one_error(r.stderr)
+
+
+def test_tune_axes_with_conj_prints_the_strided_problem_then_needs_a_gpu(run, no_gpu):
+    r = run("tune", "300x800", "--axes", "1,0", "--dtype", "complex64", "--conj", "--no-progress")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stdout.startswith("300x800 complex64 axes 1,0 conj (conj32): tile:e8:300x800:"), r.stdout
+    assert "no GPU" in one_error(r.stderr)
+    real = run("tune", "300x800", "--axes", "1,0", "--dtype", "float64", "--conj", "--no-progress")
+    plain = run("tune", "300x800", "--axes", "1,0", "--dtype", "float64", "--no-progress")
+    assert real.stdout == plain.stdout and "conj" not in real.stdout   # a real array's conjugate is itself
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["300x800", "--conj"], "--conj needs --axes"),
+    (["300x800", "--axes", "1,0", "--conj", "--to", "float16"], "--conj needs --axes, and takes no --to"),
+])
+def test_tune_conj_misuse_is_one_line(run, argv, message):
+    r = run("tune", *argv)
+    assert r.returncode == 2 and message in one_error(r.stderr), r.stderr
 
 
 def test_tune_axes_of_a_copy_needs_nothing(run):

@@ -67,7 +67,7 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
             return r
     explicit = None if stream is None else arrays.stream_handle(stream)
     info = _describe(x, explicit)
-    epilogue = _epilogue(conj, info.dtype, info.itemsize)
+    epilogue = epilogue_of(conj, info.dtype, info.itemsize)
     oinfo, cast = _target(dtype, info)
     axes = _axes(axes, len(info.shape))
     strides = info.strides if info.strides is not None else layout.c_strides(info.shape, info.itemsize)
@@ -163,14 +163,13 @@ def as_strided(problem, align: int, cast: str = "none"):
 def strided_choice(problem: TileProblem | RowsProblem, align: int, epilogue: str, fingerprint: str, limits,
                    cache=None, cast: str = "none") -> tuple:
     """(config, source) a strided problem runs on the device ``fingerprint``
-    of these limits: without an epilogue, the one tuned for exactly this
-    problem and cast in ``cache`` (default: the user cache) where it runs at
+    of these limits: the one tuned for exactly this
+    problem, cast and epilogue in ``cache`` (default: the user cache) where it runs at
     this alignment ("tuned"); else the untuned rule's (strided_config, "untuned")."""
-    if epilogue == "none":
-        cfg = best_strided(problem, fingerprint, cache if cache is not None else _default_cache(), align=align,
-                           cast=cast)
-        if cfg is not None and not limits.problems(cfg.threads, cfg.smem_bytes):
-            return cfg, "tuned"
+    cfg = best_strided(problem, fingerprint, cache if cache is not None else _default_cache(), align=align,
+                       cast=cast, epilogue=epilogue)
+    if cfg is not None and not limits.problems(cfg.threads, cfg.smem_bytes):
+        return cfg, "tuned"
     return strided_config(problem, align, limits, epilogue, cast), "untuned"
 
 
@@ -207,7 +206,7 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, to=Non
         fingerprint, limits = dev.id.text, dev.limits
     shape = tuple(shape)
     axes = _axes(axes, len(shape))
-    epilogue = _epilogue(conj, np.dtype(dtype).name, e)
+    epilogue = epilogue_of(conj, np.dtype(dtype).name, e)
     cast = "none" if to is None else config.cast_for(np.dtype(dtype).name, _dtype_name(to))
     if cast != "none":
         problem = layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16, out_itemsize=config.CAST_SIZES[cast][1])
@@ -246,7 +245,7 @@ def _describe(x, explicit) -> arrays.ArrayInfo:
     return arrays.describe(x, explicit or 0)
 
 
-def _epilogue(conj, dtype: str, itemsize: int) -> str:
+def epilogue_of(conj, dtype: str, itemsize: int) -> str:
     """The store epilogue of permute(conj=...) for this array: conj32 for
     complex64, conj64 for complex128, none for real types (conj changes nothing)."""
     if not isinstance(conj, (bool, np.bool_)):

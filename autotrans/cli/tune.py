@@ -26,14 +26,16 @@ DESCRIPTION = (
     "numpy.transpose(x, AXES) is reduced to its canonical problem (printed) and that is tuned:\n"
     "a dense transpose as above, a strided problem (tile or rows) over the strided kernels;\n"
     "a copy needs no tuning. --to DTYPE tunes the permutation cast to DTYPE in the same pass\n"
-    "(permute(x, AXES, dtype=DTYPE)).")
+    "(permute(x, AXES, dtype=DTYPE)); --conj, of a complex dtype, tunes it conjugated in the\n"
+    "same pass (permute(x, AXES, conj=True)).")
 EXAMPLES = ("  autotrans tune 8192x8192\n"
             "  autotrans tune 8192x8192 4097x4095 --dtype float16\n"
             "  autotrans tune 64x512x512 --dtype float64 --no-progress\n"
             "  AUTOTRANS_CAPTURE=shapes.jsonl python train.py; autotrans tune --from shapes.jsonl\n"
             "  autotrans tune 8192x8192 4096x4096 8192x1024 --devices all   # one worker per GPU\n"
             "  autotrans tune 64x512x16x64 --axes 0,2,1,3 --dtype float16  # (B, S, H, D) -> (B, H, S, D)\n"
-            "  autotrans tune 8192x8192 --axes 1,0 --to bfloat16            # float32 -> bfloat16 cast-transpose")
+            "  autotrans tune 8192x8192 --axes 1,0 --to bfloat16            # float32 -> bfloat16 cast-transpose\n"
+            "  autotrans tune 4096x4096 --axes 1,0 --dtype complex64 --conj # Hermitian transpose")
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ def register(sub) -> None:
                     help="tune the permutation numpy.transpose(x, AXES) of one C-contiguous array of SHAPE")
     sp.add_argument("--to", metavar="DTYPE",
                     help="with --axes: the result's dtype (a cast in the same pass, e.g. bfloat16, float16)")
+    sp.add_argument("--conj", action="store_true",
+                    help="with --axes and a complex dtype: the conjugate in the same pass (permute(..., conj=True))")
     sp.add_argument("--from", dest="capture", metavar="FILE",
                     help="also tune every (shape, dtype) of this capture file (AUTOTRANS_CAPTURE)")
     sp.add_argument("--devices", metavar="all|0,1,...",
@@ -67,6 +71,8 @@ def register(sub) -> None:
     def check(args):
         if args.to is not None and args.axes is None:
             sp.error("--to needs --axes (a cast of a permutation)")
+        if args.conj and (args.axes is None or args.to is not None):
+            sp.error("--conj needs --axes, and takes no --to (a conjugate of a complex permutation)")
         if args.axes is not None:
             if len(args.shapes) != 1 or args.capture is not None or args.devices is not None:
                 sp.error("--axes takes exactly one SHAPE, and no --from or --devices")
@@ -74,7 +80,7 @@ def register(sub) -> None:
                 _permutation(args)
             except ValueError as exc:
                 sp.error(f"--axes {','.join(map(str, args.axes))} of {'x'.join(map(str, args.shapes[0]))}"
-                         f"{'' if args.to is None else ' --to ' + args.to}: {exc}")
+                         f"{'' if args.to is None else ' --to ' + args.to}{' --conj' if args.conj else ''}: {exc}")
             return
         for shape in args.shapes:
             if shape.problem:
@@ -141,27 +147,30 @@ def run(args, seen) -> int:
 
 
 def _permutation(args) -> tuple:
-    """(the problem permute() runs for --axes and --to, its cast); ValueError for a bad one."""
+    """(the problem permute() runs for --axes, --to and --conj, its cast, its
+    epilogue); ValueError for a bad one."""
+    from ..api.permute import as_strided, epilogue_of
     from ..kernels.config import CAST_SIZES, cast_for
     from ..tuning.strided import TUNE_ALIGN, run_problem
     shape, dt = tuple(args.shapes[0]), args.dtype
     cast = "none" if args.to is None else cast_for(dt.name, args.to)
+    epilogue = epilogue_of(bool(args.conj), dt.name, dt.itemsize)
     out = CAST_SIZES[cast][1] if cast != "none" else None
     problem = layout.canonical(shape, layout.c_strides(shape, dt.itemsize), dt.itemsize, args.axes, out_itemsize=out)
-    if cast != "none":
-        from ..kernels.strided import as_strided
-        return run_problem(as_strided(problem, TUNE_ALIGN), cast), cast   # what permute() runs for a cast
+    if cast != "none" or epilogue != "none":           # what permute() runs: every problem as a strided one
+        return as_strided(problem, TUNE_ALIGN, cast), cast, epilogue
     if not isinstance(problem, (layout.CopyProblem, layout.TransposeProblem)):
         problem = run_problem(problem)                 # what permute() runs: fused tiles where they apply
-    return problem, cast
+    return problem, cast, epilogue
 
 
 def _tune_permutation(args, seen) -> int:
     """Print the canonical problem of the permutation, then tune it (a copy needs nothing)."""
     shape, dt = tuple(args.shapes[0]), args.dtype
-    problem, cast = _permutation(args)
+    problem, cast, epilogue = _permutation(args)
     name = (f"{'x'.join(map(str, shape))} {dt.name} axes {','.join(map(str, args.axes))}"
-            + ("" if cast == "none" else f" to {args.to} (cast {cast})"))
+            + ("" if cast == "none" else f" to {args.to} (cast {cast})")
+            + ("" if epilogue == "none" else f" conj ({epilogue})"))
     print(printable(f"{name}: {describe(problem)}"), flush=True)
     if isinstance(problem, layout.CopyProblem):
         print("a copy: nothing to tune (permute() runs it as a device-to-device copy)")
@@ -172,7 +181,7 @@ def _tune_permutation(args, seen) -> int:
         same = problem.elem == dt.itemsize
         ok = _tune(Job(problem.bmn, dt if same else dtype_of_size(problem.elem)), args, progress)
     else:
-        ok = _tune_strided(problem, args, progress, cast)
+        ok = _tune_strided(problem, args, progress, cast, epilogue)
     if cache_write_failed(seen):
         err("results could not be saved to the cache (see the warning above)")
         return EXIT_ERROR
@@ -188,12 +197,13 @@ def problem_summary(problem, result) -> str:
                      f"timed, {len(result.failures)} failed)")
 
 
-def _tune_strided(problem, args, progress, cast: str = "none") -> bool:
+def _tune_strided(problem, args, progress, cast: str = "none", epilogue: str = "none") -> bool:
     from ..backend.cuda import GPUUnavailable
     from ..results.store import ResultCache
     from ..tuning.strided import tune_problem
     try:
-        res = tune_problem(problem, cache=ResultCache(args.cache_dir), progress=progress, cast=cast)
+        res = tune_problem(problem, cache=ResultCache(args.cache_dir), progress=progress, cast=cast,
+                           epilogue=epilogue)
     except GPUUnavailable:
         raise
     except (ValueError, RuntimeError) as exc:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from ..core.device import DeviceId
 from ..core.layout import CASTS, MAX_BATCH, MAX_RANK, Dim, NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import ELEM_SIZES, MAX_DIM
+from ..kernels.config import EPILOGUES
 from ..kernels.strided import strided_shape
 
 SCHEMA_VERSION = 1
@@ -141,7 +142,6 @@ def _fixed_fields(device: str, templates: str, elem_bytes: str, schema: str) -> 
 PROBLEM_SCHEMA = 1
 PROBLEM_TABLE = f"problems_v{PROBLEM_SCHEMA}"
 MAX_PROBLEM_KEY_CHARS = 1000
-EPILOGUES = ("none",)      # what a kernel does to each element on the way; only "none" is built
 
 _PROBLEM_KEY = re.compile(r"^p(\d{1,6})\|([^|]+)\|([^|]+)\|([^|]+)\|(.+)$", re.S)
 _N = r"(\d{1,19})"
@@ -365,8 +365,10 @@ class ProblemKey:
         t = self.templates
         if not isinstance(t, str) or not t or "|" in t or len(t) > 100 or not t.isprintable():
             raise ValueError(f"templates must be printable text without '|', not {t!r:.60}")
-        if self.epilogue not in EPILOGUES:
+        if not isinstance(self.epilogue, str) or self.epilogue not in EPILOGUES:
             raise ValueError(f"epilogue must be one of {EPILOGUES}, not {self.epilogue!r:.40}")
+        if self.epilogue != "none" and self.cast != "none":
+            raise ValueError(f"a problem key holds a cast or an epilogue, not both ({self.cast}, {self.epilogue})")
         p = self.problem
         if self.cast != "none" and (not isinstance(self.cast, str) or self.cast not in CASTS):
             raise ValueError(f"cast must be 'none' or one of core.layout.CASTS, not {self.cast!r:.40}")

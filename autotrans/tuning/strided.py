@@ -21,7 +21,7 @@ from ..core import layout
 from ..core.device import Limits
 from ..core.layout import NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import dtype_of_size
-from ..kernels.config import KernelConfig
+from ..kernels.config import EPILOGUE_GROUPS, KernelConfig
 from ..kernels.strided import byte_extent, strided_args, strided_problems, strided_shape, strided_space
 from ..results.keys import ProblemKey, check_problem, problem_text
 from ..results.record import TuneRecord
@@ -148,20 +148,21 @@ def _nd_score(cfg: KernelConfig, problem: NdTileProblem) -> float:
 
 
 def strided_candidates(problem: TileProblem | RowsProblem, limits: Limits = Limits(),
-                       align: int = TUNE_ALIGN, cast: str = "none") -> list[KernelConfig]:
+                       align: int = TUNE_ALIGN, cast: str = "none", epilogue: str = "none") -> list[KernelConfig]:
     """The strided space's configs that can run this problem (with this cast,
-    kernels.config.CASTS) with pointers aligned to ``align`` bytes on a device
-    of these limits; the untuned default first (it sets the early-stop bar),
-    then in space order."""
+    kernels.config.CASTS, and store epilogue, EPILOGUES) with pointers aligned
+    to ``align`` bytes on a device of these limits; the untuned default first
+    (it sets the early-stop bar), then in space order."""
     problem = check_problem(problem)
-    cfgs = [c for c in strided_space(problem.elem, cast=cast) if not _fit(c, problem, align, limits, cast=cast)]
-    return default_first(cfgs, default_strided(problem, align, limits, cast=cast))
+    cfgs = [c for c in strided_space(problem.elem, epilogue, cast)
+            if not _fit(c, problem, align, limits, epilogue, cast)]
+    return default_first(cfgs, default_strided(problem, align, limits, epilogue, cast))
 
 
-def problem_key(problem, fingerprint=None, cast: str = "none") -> ProblemKey:
-    """The cache key of a strided problem (with this cast) on a device
-    (default: the current GPU) with the current templates and search space."""
-    return ProblemKey(fingerprint or driver.device().id.text, space_id(), problem, cast=cast)
+def problem_key(problem, fingerprint=None, cast: str = "none", epilogue: str = "none") -> ProblemKey:
+    """The cache key of a strided problem (with this cast or epilogue) on a
+    device (default: the current GPU) with the current templates and search space."""
+    return ProblemKey(fingerprint or driver.device().id.text, space_id(), problem, epilogue, cast=cast)
 
 
 # -- the buffers (GPU) -------------------------------------------------------------------
@@ -174,16 +175,18 @@ def extents(problem: TileProblem | RowsProblem) -> tuple[int, int]:
     return max(ihi, layout.moved_bytes(problem)), ohi
 
 
-def host_buffers(problem: TileProblem | RowsProblem, seed: int,
-                 cast: str = "none") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def host_buffers(problem: TileProblem | RowsProblem, seed: int, cast: str = "none",
+                 epilogue: str = "none") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The host side of a problem's verification: (input: random bytes, what
     the guarded output buffer must hold after the kernel, what it holds
     before). The guarded buffer is GUARD bytes of POISON, the output, GUARD
     bytes of POISON; in the output, the reference (core.layout.apply) where
     the problem writes (before: its complement, so no unwritten byte can pass)
     and POISON where it writes nothing; with a cast, the reference converts
-    each element as core.layout.cast_reference does. ValueError if the
-    problem's output overlaps itself."""
+    each element as core.layout.cast_reference does, with a conjugating
+    epilogue the sign bit of every imaginary part flipped (kernels.config
+    EPILOGUES: bit 7 of the last byte of each group of EPILOGUE_GROUPS bytes
+    from the output pointer). ValueError if the problem's output overlaps itself."""
     problem = check_problem(problem)
     in_bytes, out_bytes = extents(problem)
     src = np.random.default_rng(seed).integers(0, 256, in_bytes, dtype=np.uint8)
@@ -195,6 +198,9 @@ def host_buffers(problem: TileProblem | RowsProblem, seed: int,
     if int(np.count_nonzero(written)) != layout.moved_bytes(problem):
         raise ValueError(f"the output of {problem_text(problem)[:120]} overlaps itself")
     out = layout.apply(problem, src, out_bytes, None if cast == "none" else cast)
+    if epilogue != "none":
+        g = EPILOGUE_GROUPS[epilogue]
+        out[g - 1::g] ^= 0x80
     guard = np.full(GUARD, POISON, np.uint8)
     want = np.concatenate([guard, np.where(written, out, POISON).astype(np.uint8), guard])
     before = np.concatenate([guard, np.where(written, ~out, POISON).astype(np.uint8), guard])
@@ -206,12 +212,12 @@ class StridedBuffers(RotatingBuffers):
     output sits in the guarded buffer of host_buffers, checked whole on the
     host after each candidate's first launch."""
 
-    def __init__(self, problem: TileProblem | RowsProblem, seed: int, cast: str = "none"):
+    def __init__(self, problem: TileProblem | RowsProblem, seed: int, cast: str = "none", epilogue: str = "none"):
         self.problem = problem = check_problem(problem)
         self.bmn = strided_shape(problem)
         self.args = strided_args(problem, 0, 0)[2:]
         super().__init__(*extents(problem), layout.moved_bytes(problem))
-        src, self._want, before = host_buffers(problem, seed, cast)
+        src, self._want, before = host_buffers(problem, seed, cast, epilogue)
         self._before = memory.alloc(self.out_bytes + 2 * GUARD)
         memory.htod(self.ins[0], src)
         for p in self.ins[1:]:
@@ -234,13 +240,13 @@ class StridedBuffers(RotatingBuffers):
 
 # -- tuning ------------------------------------------------------------------------------
 
-def _chosen(configs, problem, limits: Limits, cast: str = "none") -> list[KernelConfig]:
+def _chosen(configs, problem, limits: Limits, cast: str = "none", epilogue: str = "none") -> list[KernelConfig]:
     """Given configs, each checked to run the problem here (ValueError naming the first that cannot)."""
     out = list(dict.fromkeys(configs))
     for c in out:
         if not isinstance(c, KernelConfig):
             raise TypeError(f"configs must be KernelConfigs, not {type(c).__name__}")
-        why = _fit(c, problem, TUNE_ALIGN, limits, cast=cast)
+        why = _fit(c, problem, TUNE_ALIGN, limits, epilogue, cast)
         if why:
             raise ValueError(f"{c.key} cannot run {problem_text(problem)[:120]}: {why[0]}")
     return out
@@ -248,14 +254,17 @@ def _chosen(configs, problem, limits: Limits, cast: str = "none") -> list[Kernel
 
 def tune_problem(problem: TileProblem | RowsProblem, *, cache: ResultCache | None = None, save: bool = True,
                  progress: bool | None = None, reps: int = 5, top: int = 5, configs=None,
-                 cast: str = "none") -> TuneRecord:
+                 cast: str = "none", epilogue: str = "none") -> TuneRecord:
     """Find the fastest verified strided kernel for a strided canonical problem
     on the current GPU, and store it in ``cache`` (default: ResultCache()) under
     its ProblemKey. Returns the record (a TuneRecord whose shape is the (B, M,
     N) the kernel walks, its dtype the plain one of the problem's element size).
     cast: the conversion the problem's kernels make (kernels.config.CASTS,
     e.g. "f32>bf16": a problem from canonical(..., out_itemsize=)); its
-    candidates are verified against core.layout.cast_reference.
+    candidates are verified against core.layout.cast_reference. epilogue:
+    the store epilogue (kernels.config.EPILOGUES, e.g. "conj32": permute's
+    conj=True of complex64); its own configs, verified with the sign bits of
+    the imaginary parts flipped, stored under a key of that epilogue.
 
     configs: the candidates (default: strided_candidates for this device);
     each must be able to run the problem. progress: show progress bars
@@ -265,37 +274,40 @@ def tune_problem(problem: TileProblem | RowsProblem, *, cache: ResultCache | Non
     t0 = time.perf_counter()
     problem = check_problem(problem)
     dev = driver.device()
-    cfgs = (strided_candidates(problem, dev.limits, cast=cast) if configs is None
-            else _chosen(configs, problem, dev.limits, cast))
+    cfgs = (strided_candidates(problem, dev.limits, cast=cast, epilogue=epilogue) if configs is None
+            else _chosen(configs, problem, dev.limits, cast, epilogue))
     if not cfgs:
         raise ValueError(f"no strided config can run {problem_text(problem)[:160]}"
-                         + ("" if cast == "none" else f" with the cast {cast}"))
-    res = tune_candidates(cfgs, functools.partial(StridedBuffers, problem, cast=cast), strided_shape(problem),
+                         + ("" if cast == "none" else f" with the cast {cast}")
+                         + ("" if epilogue == "none" else f" with the epilogue {epilogue}"))
+    res = tune_candidates(cfgs, functools.partial(StridedBuffers, problem, cast=cast, epilogue=epilogue),
+                          strided_shape(problem),
                           dtype_of_size(problem.elem), problem_text(problem)[:160],
                           progress=progress, reps=reps, top=top, t0=t0)
     if save:
-        (cache if cache is not None else ResultCache()).put_problem(problem_key(problem, dev.id.text, cast), res)
+        (cache if cache is not None else ResultCache()).put_problem(problem_key(problem, dev.id.text, cast, epilogue),
+                                                                    res)
     return res
 
 
 # -- lookups (no GPU) --------------------------------------------------------------------
 
 def best_strided(problem: TileProblem | RowsProblem, fingerprint, cache: ResultCache | None = None, *,
-                 align: int = TUNE_ALIGN, cast: str = "none") -> KernelConfig | None:
-    """The tuned config for exactly this problem (and cast) on the device ``fingerprint``
+                 align: int = TUNE_ALIGN, cast: str = "none", epilogue: str = "none") -> KernelConfig | None:
+    """The tuned config for exactly this problem (and cast or epilogue) on the device ``fingerprint``
     (a DeviceId or its text) with the current templates and search space, or
     None when ``cache`` (default: ResultCache()) holds no valid result. With
     pointers aligned to fewer bytes than the winner needs, the fastest verified
     candidate of the record that runs at ``align`` (None if none does)."""
     try:
-        key = problem_key(problem, fingerprint, cast)
+        key = problem_key(problem, fingerprint, cast, epilogue)
     except ValueError:              # e.g. a single row (no row dimension): nothing keys it, nothing tuned it
         return None
     rec = (cache if cache is not None else ResultCache()).get_problem(key)
     if rec is None:
         return None
     for cfg in [rec.best] + [c.config for c in rec.candidates]:
-        if cfg.cast == cast and cfg.epilogue == "none" and not strided_problems(cfg, key.problem, align):
+        if cfg.cast == cast and cfg.epilogue == epilogue and not strided_problems(cfg, key.problem, align):
             return cfg
     return None
 
@@ -309,7 +321,8 @@ def problem_rows(all_devices: bool = False, *, fingerprint: str | None = None, c
         fingerprint = driver.device().id.text
     rc = cache if isinstance(cache, ResultCache) else ResultCache(cache)
     sid = space_id()
-    return [{"device": key.device, "problem": key.problem_text + ("" if key.cast == "none" else f" cast {key.cast}"),
+    return [{"device": key.device, "problem": key.problem_text + ("" if key.cast == "none" else f" cast {key.cast}")
+             + ("" if key.epilogue == "none" else f" {key.epilogue}"),
              "kind": key.kind, "shape": key.shape,
              "elem_bytes": key.elem_bytes, "dtype": rec.dtype, "config": rec.best.key, "time_us": rec.time_us,
              "gbps": rec.gbps, "frac_memcpy": rec.frac_memcpy, "date": rec.date,
