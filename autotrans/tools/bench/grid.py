@@ -9,7 +9,7 @@ from ...core.problem import ELEM_SIZES
 from .cases import MIB, Case
 
 GRID_DTYPES = {1: "int8", 2: "float16", 4: "float32", 8: "float64", 16: "complex128"}
-GRID_SQUARES = (256 * 1024, 4 * MIB, 32 * MIB, 128 * MIB)   # a few tiles .. far beyond L2
+GRID_SQUARES = (256 * 1024, MIB, 4 * MIB, 32 * MIB, 128 * MIB)   # a few tiles .. far beyond L2
 GRID_SKINNY_SIDES = (3, 16, 64)
 GRID_ANCHORS = (((4096, 4096), "float32"),)   # named by tests/test_cli.py (an exact shipped entry)
 
@@ -97,8 +97,9 @@ def _aligned_between():
 
 
 def _tiny_batches():
-    """Batches of tiny matrices (both sides under 64)."""
+    """Batches of tiny matrices (both sides under 64; 16 x 16 ones too, which a 32 x 32 tile holds 1/4 full)."""
     for e in ELEM_SIZES:
         yield (1024, *_matrix(32 * 32 * e, e, 1, 16)), e, "batched", "tiny", "align16"
+        yield (2048, *_matrix(16 * 16 * e, e, 1, 16)), e, "batched", "tiny", "align16"
         if e < 16:
             yield (512, *_matrix(33 * 33 * e, e, 1, e)), e, "batched", "tiny", f"align{e}"
