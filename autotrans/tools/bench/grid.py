@@ -9,7 +9,7 @@ from ...core.problem import ELEM_SIZES
 from .cases import MIB, Case
 
 GRID_DTYPES = {1: "int8", 2: "float16", 4: "float32", 8: "float64", 16: "complex128"}
-GRID_SQUARES = (256 * 1024, MIB, 4 * MIB, 32 * MIB, 128 * MIB)   # a few tiles .. far beyond L2
+GRID_SQUARES = (256 * 1024, 4 * MIB, 32 * MIB, 128 * MIB)   # a few tiles .. far beyond L2
 GRID_SKINNY_SIDES = (3, 16, 64)
 GRID_ANCHORS = (((4096, 4096), "float32"),)   # named by tests/test_cli.py (an exact shipped entry)
 
