@@ -188,7 +188,8 @@ class PermuteChoice:
             return "a device-to-device copy"
         if self.transpose is not None:
             return f"transpose() of {format_shape(self.problem.bmn)}: {self.transpose}"
-        why = "tuned for this problem" if self.source == "tuned" else "untuned rule (tune it with --axes)"
+        flag = " --conj" if self.config.epilogue != "none" else " --to" if self.config.cast != "none" else ""
+        why = "tuned for this problem" if self.source == "tuned" else f"untuned rule (tune it with --axes{flag})"
         return f"{self.config.key}  [{self.source}] {why}"
 
 
