@@ -78,7 +78,7 @@ def main() -> int:
         bufs = verify.Buffers(shape, cfg.elem_bytes, 7)
         new, old = loader.kernel(cfg), old_kernel(cfg, args.old, args.old_args)
         bad = [bufs.verify(k) for k in (new, old)]
-        src, dst = bufs.ins[0], bufs.outs[0]
+        src, dst = bufs.src, bufs.dst
         st = timed({"new": lambda: new(src, dst, shape), "old": lambda: old(src, dst, shape)}, flush, args.reps)
         row = {"shape": list(shape), "config": cfg.key, "new_us": st["new"].median_us, "old_us": st["old"].median_us,
                "new_iqr_us": st["new"].iqr_us, "old_iqr_us": st["old"].iqr_us, "verify": bad,

@@ -1,6 +1,6 @@
 // autotrans benchmark helpers (plain CUDA, no template slots): the copy kernel
-// of the roofline, the L2 flush, a spin that hides host launch cost, the input
-// fill and the reference checks that every contender's output is held to.
+// of the roofline, the input fill and the reference checks that every
+// contender's output is held to (the L2 flush and the spin are verify.cu's).
 // Every parameter is 64 bits wide, so the host packs them without padding.
 #include <stdint.h>
 
@@ -27,26 +27,6 @@ extern "C" __global__ void at_copy16(uint4* __restrict__ dst, const uint4* __res
     const u64 b = nvec * 16 + threadIdx.x;
     ((uint8_t*)dst)[b] = ((const uint8_t*)src)[b];
   }
-}
-
-// Evicts the L2: writes n16 16-byte vectors (grid-stride) with a value that
-// changes per call.
-extern "C" __global__ void at_flush(uint4* p, u64 n16, u64 value) {
-  const uint32_t v = (uint32_t)value;
-  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += (u64)gridDim.x * blockDim.x)
-    p[i] = make_uint4(v, v ^ 1u, v ^ 2u, v ^ 3u);
-}
-
-// Keeps the stream busy for ns nanoseconds (one thread), so that the host has
-// queued the timed launch before the start event runs: the timing then holds
-// the GPU work alone, not the host's launch cost.
-extern "C" __global__ void at_spin(u64 ns) {
-  u64 t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do {
-    __nanosleep(1000);
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  } while (t - t0 < ns);
 }
 
 __device__ __forceinline__ uint32_t at_word(uint32_t seed, u64 w) {

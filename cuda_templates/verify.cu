@@ -1,7 +1,9 @@
 // autotrans: kernels the tuner uses to check candidates bit-exactly on the GPU.
 // The input is filled with pseudo-random bytes that are a function of (seed,
 // byte offset), so a transpose can be checked without a reference copy: output
-// element (b, j, i) must hold the bytes of input element (b, i, j).
+// element (b, j, i) must hold the bytes of input element (b, i, j). Also the
+// L2 flush and the spin that the tuner and the benchmark run before each timed
+// launch.
 #include <stdint.h>
 
 // Pseudo-random 32-bit word number w; byte k of the pattern is byte k % 4 of word k / 4.
@@ -116,4 +118,25 @@ extern "C" __global__ void at_count_ne(const uint8_t* p, unsigned long long n, u
        i += (unsigned long long)gridDim.x * blockDim.x)
     wrong += p[i] != value;
   if (wrong) atomicAdd(bad, wrong);
+}
+
+// Evicts the L2: writes n16 16-byte vectors (grid-stride) with a value that
+// changes per call.
+extern "C" __global__ void at_flush(uint4* p, unsigned long long n16, unsigned long long value) {
+  const uint32_t v = (uint32_t)value;
+  const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += step)
+    p[i] = make_uint4(v, v ^ 1u, v ^ 2u, v ^ 3u);
+}
+
+// Keeps the stream busy for ns nanoseconds (one thread), so that the host has
+// queued the timed launch before the start event runs: the timing then holds
+// the GPU work alone, not the host's launch cost.
+extern "C" __global__ void at_spin(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
 }

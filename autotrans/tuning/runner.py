@@ -44,12 +44,12 @@ def _progress(enabled: bool):
 
 
 def _time(kernel, bufs, reps: int, best: float) -> timing.Stats:
-    """Median time; a candidate clearly slower than the best so far stops after
-    one sample. Verification has run the kernel once, so for long kernels the
-    timer's warm-up launch already counts as that sample."""
-    t = timing.Timer(bufs.launcher(kernel), warmup=1, first_sample=True)
-    if t.stats().median_us < CUTOFF * best:
-        t.take(reps - 1)
+    """Median of ``reps`` launches, each after an L2 flush; a candidate clearly
+    slower than the best so far (both of its first two launches) stops there."""
+    t = timing.Timer(bufs.launcher(kernel), bufs.before)
+    t.take(min(2, reps))
+    if min(t.samples) < CUTOFF * best:
+        t.take(reps - len(t.samples))
     return t.stats()
 
 
@@ -111,7 +111,7 @@ def tune_candidates(cfgs, make_buffers, bmn, dt, what: str, *, progress: bool | 
                     t0: float) -> TuneRecord:
     """The search tune() and tuning.strided.tune_problem share: compile cfgs,
     verify each bit-exactly on the buffers make_buffers(seed) gives (a
-    verify.RotatingBuffers) and time it, re-time the ``top`` fastest
+    verify.TimedBuffers) and time it, re-time the ``top`` fastest
     interleaved with a memcpy of the same bytes; the record (bmn: the shape
     the kernels walk, dt: the dtype; t0: when tuning began), not stored.
     RuntimeError naming ``what`` when no candidate passes verification."""
@@ -124,7 +124,7 @@ def tune_candidates(cfgs, make_buffers, bmn, dt, what: str, *, progress: bool | 
         raise RuntimeError(f"no candidate passed verification for {what}: {failures[:3]}")
     best_keys = sorted(timed, key=lambda k: timed[k][1].median_us)[:top]
     final = timing.interleaved({**{k: bufs.launcher(timed[k][0]) for k in best_keys},
-                               "memcpy": bufs.memcpy_launcher()})
+                               "memcpy": bufs.memcpy_launcher()}, bufs.before)
     stats = {k: s for k, (_, s) in timed.items()} | final
     mem = stats.pop("memcpy")
     best = min(best_keys, key=lambda k: stats[k].median_us)

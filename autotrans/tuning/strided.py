@@ -2,7 +2,7 @@
 and the fused tiles of fuse_tile, NdTileProblem):
 the strided configs that can run a problem, compiled together, each verified
 bit-exactly on the GPU against the host reference (core.layout.apply), timed
-as tune() times (events, rotating buffer sets for a cold L2, medians; the top
+as tune() times (each launch alone after an L2 flush, events, medians; the top
 few re-timed interleaved with a memcpy of the same bytes), the fastest stored
 under its ProblemKey; and the lookup dispatch uses (best_strided).
 """
@@ -28,7 +28,7 @@ from ..results.record import TuneRecord
 from ..results.store import ResultCache
 from .runner import default_first, tune_candidates
 from .space import space_id
-from .verify import GUARD, POISON, RotatingBuffers
+from .verify import GUARD, POISON, TimedBuffers
 
 __all__ = ["run_problem", "strided_candidates", "default_strided", "problem_key", "extents", "host_buffers",
            "StridedBuffers", "tune_problem", "best_strided", "problem_rows", "TUNE_ALIGN"]
@@ -207,10 +207,10 @@ def host_buffers(problem: TileProblem | RowsProblem, seed: int, cast: str = "non
     return src, want, before
 
 
-class StridedBuffers(RotatingBuffers):
-    """RotatingBuffers for one strided problem (sizes: extents); pair 0's
-    output sits in the guarded buffer of host_buffers, checked whole on the
-    host after each candidate's first launch."""
+class StridedBuffers(TimedBuffers):
+    """TimedBuffers for one strided problem (sizes: extents); the output
+    sits in the guarded buffer of host_buffers, checked whole on the host
+    after each candidate's first launch."""
 
     def __init__(self, problem: TileProblem | RowsProblem, seed: int, cast: str = "none", epilogue: str = "none"):
         self.problem = problem = check_problem(problem)
@@ -219,9 +219,7 @@ class StridedBuffers(RotatingBuffers):
         super().__init__(*extents(problem), layout.moved_bytes(problem))
         src, self._want, before = host_buffers(problem, seed, cast, epilogue)
         self._before = memory.alloc(self.out_bytes + 2 * GUARD)
-        memory.htod(self.ins[0], src)
-        for p in self.ins[1:]:
-            memory.memcpy_dtod(p, self.ins[0], self.in_bytes)
+        memory.htod(self.src, src)
         memory.htod(self._before, before)
 
     def _go(self, kernel):
@@ -232,7 +230,7 @@ class StridedBuffers(RotatingBuffers):
         kernel, the whole buffer read back and compared with its want."""
         total = self.out_bytes + 2 * GUARD
         memory.memcpy_dtod(self._guarded, self._before, total)
-        self._go(kernel)(self.ins[0], self.outs[0], 0)
+        self._go(kernel)(self.src, self.dst, 0)
         bad = memory.dtoh(self._guarded, total) != self._want
         guards = int(np.count_nonzero(bad[:GUARD])) + int(np.count_nonzero(bad[GUARD + self.out_bytes:]))
         return int(np.count_nonzero(bad[GUARD:GUARD + self.out_bytes])), guards

@@ -1,5 +1,6 @@
-"""The GPU side of the benchmark: roofline.cu's kernels (L2 flush, spin, fill,
-16-byte copy, reference transpose, byte diffs) and a case's buffers."""
+"""The GPU side of the benchmark: roofline.cu's kernels (fill, 16-byte copy,
+reference transpose, byte diffs), the tuner's L2 flush and spin, and a case's
+buffers."""
 from __future__ import annotations
 
 import functools
@@ -12,12 +13,13 @@ from ...backend import cuda as driver
 from ...backend import memory
 from ...build.compile import compile_file
 from ...core.paths import template_dir
+from ...tuning.verify import L2Flush
 from .cases import MIB, Case
 
 FLUSH_MIN_BYTES = 256 * MIB     # the L2 flush writes max(2 x L2, this)
 BLOCK = (256, 1, 1)
 
-SIGNATURES = {"at_copy16": 3, "at_flush": 3, "at_spin": 1, "at_fill": 8, "at_transpose_ref": 7,
+SIGNATURES = {"at_copy16": 3, "at_fill": 8, "at_transpose_ref": 7,
                "at_count_transpose_diff": 7, "at_count_diff": 4}
 
 
@@ -58,28 +60,24 @@ def fill_masks(dtype) -> tuple[int, int, int, int]:
 
 
 class Gpu:
-    """roofline.cu's kernels on the current GPU, on the legacy default stream."""
+    """roofline.cu's kernels and the L2 flush on the current GPU, on the legacy default stream."""
 
     def __init__(self):
         self.dev = driver.device()
         self.k = _kernels()
-        self.flush_bytes = -(-max(2 * self.dev.l2_bytes, FLUSH_MIN_BYTES) // 16) * 16
-        self._flush_buf = memory.alloc(self.flush_bytes)
+        self._l2 = L2Flush(FLUSH_MIN_BYTES)
+        self.flush_bytes = self._l2.nbytes
         self._count = memory.alloc(8)
-        self._flushes = 0
 
     def _grid(self, n: int) -> tuple:
         return (int(max(1, min(-(-n // BLOCK[0]), 32 * self.dev.sms))), 1, 1)
 
     def flush(self) -> None:
         """Write the whole flush buffer (a new value each time)."""
-        self._flushes += 1
-        n16 = self.flush_bytes // 16
-        self.k["at_flush"](self._grid(n16), BLOCK, int(self._flush_buf), n16, self._flushes & 0xFFFFFFFF)
+        self._l2.flush()
 
     def spin(self, us: float) -> None:
-        if us > 0:
-            self.k["at_spin"]((1, 1, 1), (1, 1, 1), int(us * 1000))
+        self._l2.spin(us)
 
     def copy16(self, dst: int, src: int, nbytes: int) -> None:
         blocks = max(1, -(-(nbytes // 16) // (4 * BLOCK[0])))
@@ -109,7 +107,7 @@ class Gpu:
         return int.from_bytes(memory.dtoh(self._count, 8).tobytes(), "little")
 
     def close(self) -> None:
-        self._flush_buf.free()
+        self._l2.free()
         self._count.free()
 
 
