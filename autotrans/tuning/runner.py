@@ -127,21 +127,27 @@ def tune_candidates(cfgs, make_buffers, bmn, dt, what: str, *, progress: bool | 
                                "memcpy": bufs.memcpy_launcher()}, bufs.before)
     stats = {k: s for k, (_, s) in timed.items()} | final
     mem = stats.pop("memcpy")
-    best = min(best_keys, key=lambda k: stats[k].median_us)
-    return _result(bmn, dt, compiled, stats, mem, best, set(best_keys), failures, bufs.nbytes, t0)
+    order = ranked(stats, set(best_keys))
+    return _result(bmn, dt, compiled, stats, mem, order, set(best_keys), failures, bufs.nbytes, t0)
+
+
+def ranked(stats: dict, retimed: set) -> list:
+    """The keys of ``stats`` (key -> timing.Stats) best first: the re-timed
+    ones, then the rest, each by median, a tie by key; the first is the winner."""
+    return sorted(stats, key=lambda k: (k not in retimed, stats[k].median_us, k))
 
 
 def key_for(bmn, elem_bytes: int, fingerprint: str | None = None) -> CacheKey:
     return CacheKey(fingerprint or driver.device().id.text, space_id(), tuple(bmn), elem_bytes)
 
 
-def _result(bmn, dt, compiled, stats, mem, best, retimed, failures, nbytes, t0) -> TuneRecord:
-    """The record of a tuning run. Candidates are listed re-timed first (the
-    top few, timed interleaved with memcpy), then the rest, each by median."""
+def _result(bmn, dt, compiled, stats, mem, order, retimed, failures, nbytes, t0) -> TuneRecord:
+    """The record of a tuning run: candidates listed in ``order`` (ranked()), the first the winner."""
     dev = driver.device()
-    rows = sorted((Candidate(k, s.median_us, s.q1_us, s.q3_us, s.n, gbps(nbytes, s.median_us),
-                             (compiled[k].info or {}).get("registers"), k in retimed)
-                   for k, s in stats.items()), key=lambda r: (not r.retimed, r.median_us))
+    rows = [Candidate(k, stats[k].median_us, stats[k].q1_us, stats[k].q3_us, stats[k].n,
+                      gbps(nbytes, stats[k].median_us), (compiled[k].info or {}).get("registers"), k in retimed)
+            for k in order]
+    best = order[0]
     b = stats[best]
     versions = {"autotrans": VERSION, "space": space_id(), "nvcc": nvcc_version(find_nvcc()),
                 "cuda": dev.id.cuda, "driver": dev.id.driver}
