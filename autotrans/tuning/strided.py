@@ -98,9 +98,13 @@ def _shift_default(problem, fits: list) -> KernelConfig | None:
 # often on the H200 over fused 3-D to 5-D permutations (benchmarks/NOTES.md,
 # sessions 8 and 10), the one of best _nd_score among them, the first on a tie;
 # _nd_score over all where none runs.
-_ND_DEFAULT = {1: ((64, 64, 512, "row"),), 2: ((64, 32, 256, "row"),),
-               4: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")),
-               8: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")), 16: ((32, 32, 128, "row"),)}
+# Sizes up to 8 bytes also take the narrow tiles (ndtile.py's _NARROW), which _nd_score
+# picks for fused matrices of 4 to 16 columns (not yet timed on the GPU).
+_NARROW_TILES = ((256, 8, 256, "row"), (128, 16, 256, "row"), (512, 4, 256, "row"))
+_ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "row"),) + _NARROW_TILES,
+               4: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
+               8: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
+               16: ((32, 32, 128, "row"),)}
 FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
 
 
