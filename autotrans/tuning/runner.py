@@ -23,10 +23,7 @@ from .loader import load
 from .space import candidates, default_config, space_id
 from .verify import Buffers
 
-CUTOFF = 1.1          # a candidate this much slower than the best so far stops after 2 samples
-SHORT_US = 20.0       # kernels this short take SHORT_FACTOR x the samples (each costs ~70 µs of
-SHORT_FACTOR = 4      # flush and spin): their gaps are near the event clock's steps (NOTES 26)
-ROUNDS = 10           # rounds of the final interleaved re-timing (2 samples each a round)
+CUTOFF = 1.1          # a candidate this much slower than the best so far stops after 1 sample
 
 
 TuneResult = TuneRecord   # what tune() returns is the record it stores
@@ -47,25 +44,13 @@ def _progress(enabled: bool):
 
 
 def _time(kernel, bufs, reps: int, best: float) -> timing.Stats:
-    """Median of launches, each after an L2 flush (sample_count of them)."""
+    """Median of ``reps`` launches, each after an L2 flush; a candidate clearly
+    slower than the best so far (both of its first two launches) stops there."""
     t = timing.Timer(bufs.launcher(kernel), bufs.before)
     t.take(min(2, reps))
-    t.take(sample_count(min(t.samples), reps, best) - len(t.samples))
+    if min(t.samples) < CUTOFF * best:
+        t.take(reps - len(t.samples))
     return t.stats()
-
-
-def sample_count(first_us: float, reps: int, best_us: float) -> int:
-    """Samples a candidate gets whose fastest first launch took ``first_us``:
-    2 when clearly slower than the best so far, SHORT_FACTOR x ``reps`` when
-    shorter than SHORT_US, else ``reps``."""
-    if first_us >= CUTOFF * best_us:
-        return min(2, reps)
-    return reps * SHORT_FACTOR if first_us < SHORT_US else reps
-
-
-def final_rounds(best_us: float) -> int:
-    """Rounds of the final interleaved re-timing: SHORT_FACTOR x ROUNDS for short kernels."""
-    return ROUNDS * SHORT_FACTOR if best_us < SHORT_US else ROUNDS
 
 
 def _run_candidates(cfgs, compiled, bufs, reps, tick):
@@ -139,8 +124,7 @@ def tune_candidates(cfgs, make_buffers, bmn, dt, what: str, *, progress: bool | 
         raise RuntimeError(f"no candidate passed verification for {what}: {failures[:3]}")
     best_keys = sorted(timed, key=lambda k: timed[k][1].median_us)[:top]
     final = timing.interleaved({**{k: bufs.launcher(timed[k][0]) for k in best_keys},
-                               "memcpy": bufs.memcpy_launcher()}, bufs.before,
-                               rounds=final_rounds(timed[best_keys[0]][1].median_us))
+                               "memcpy": bufs.memcpy_launcher()}, bufs.before)
     stats = {k: s for k, (_, s) in timed.items()} | final
     mem = stats.pop("memcpy")
     order = ranked(stats, set(best_keys))
