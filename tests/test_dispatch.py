@@ -236,3 +236,25 @@ def test_a_short_side_of_another_class_than_any_tuned_shape_gets_the_skinny_defa
     put(cache, (19, 90001), 2)                                           # now one of its class is tuned
     near = choose((17, 100003), 2, H200, H200_LIMITS, cache, shipped=[])
     assert near.source == "nearest" and near.entry.shape == (1, 19, 90001)
+
+
+def test_size_band_is_bytes_against_the_l2():
+    from autotrans.api.select import L2_FALLBACK, size_band
+    l2 = 64 << 20
+    assert size_band((1, 512, 512), 4, l2) == 0                  # 1 MiB < L2 / 32
+    assert size_band((1, 1024, 1024), 4, l2) == 1                # 4 MiB
+    assert size_band((1, 4096, 4096), 4, l2) == 3                # 64 MiB: at L2, under 2 x L2
+    assert size_band((1, 8192, 8192), 4, l2) == 4
+    assert size_band((1, 4096, 4096), 4, 0) == size_band((1, 4096, 4096), 4, L2_FALLBACK)
+
+
+def test_nearest_prefers_a_tuned_shape_of_the_same_size_band(tmp_path):
+    """A shape of the same bytes against the L2 beats one nearer in log-shape
+    but of another size band (a leave-one-out over the shipped grid: NOTES 26)."""
+    cache = ResultCache(tmp_path)
+    smaller = KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col")
+    same = KernelConfig("vec", 4, 32, 64, 128, 16, 4, 0, "xor", "col")
+    put(cache, (2048, 2048), config=smaller)          # 16 MiB: log-distance 0.98
+    put(cache, (4, 2048, 2048), config=same)          # 64 MiB: log-distance 1.39
+    c = choose((4096, 4096), 4, H200, H200_LIMITS, cache, shipped=[])
+    assert c.source == "nearest" and c.config == same and "4x2048x2048" in c.reason

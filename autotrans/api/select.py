@@ -18,6 +18,8 @@ from ..tuning.space import default_config, space_id, widest_vector
 
 SKINNY = 64          # a matrix with a side shorter than this is "skinny"
 ASPECT = 4.0         # rows/cols beyond this (either way) is "tall" or "wide"
+SIZE_BANDS = (1 / 32, 1 / 8, 1 / 2, 2)   # bytes / L2 that bound the size bands (NOTES 26)
+L2_FALLBACK = 50 << 20                    # the L2 assumed where a record does not say
 
 Entry = tuple  # (source, CacheKey, TuneRecord); source "exact" (the user's cache) or "shipped"
 
@@ -83,6 +85,12 @@ def shape_class(bmn, elem_bytes: int) -> tuple:
     return (widest_vector(bmn, elem_bytes), min(m, n) < SKINNY, aspect)
 
 
+def size_band(bmn, elem_bytes: int, l2_bytes: int) -> int:
+    """Which of the SIZE_BANDS the bytes of a shape fall in, against the L2."""
+    nbytes = math.prod(bmn) * elem_bytes
+    return sum(nbytes >= f * (l2_bytes or L2_FALLBACK) for f in SIZE_BANDS)
+
+
 @dataclass(frozen=True)
 class _Row:
     """One usable entry with what choose() needs of it worked out once."""
@@ -92,6 +100,7 @@ class _Row:
     fixed: tuple          # problems that do not depend on the shape (device limits)
     cls: tuple            # shape_class of the tuned shape
     logs: tuple           # log of its B, M, N
+    band: int             # size_band of the tuned shape
     aligned: object       # the family's aligned_for(cfg, m, n)
     pointer_align: int
     text: str             # the key's text (the last tie-break)
@@ -110,13 +119,15 @@ class Table:
         self.elem_bytes, self.limits = elem_bytes, limits
         self.rows: list[_Row] = []          # rows that can run here, for nearest choices
         self.exact: dict = {}               # shape -> every row of it, in entry order
+        entries = [(s, k, r) for s, k, r in entries if r.best.elem_bytes == elem_bytes == k.elem_bytes]
+        # entries are of this device's hardware: their L2 is this device's
+        self.l2 = max((r.l2_bytes for _, _, r in entries), default=0)
         for source, key, rec in entries:
             cfg = rec.best
-            if cfg.elem_bytes != elem_bytes or key.elem_bytes != elem_bytes:
-                continue    # never a config for another element size
             row = _Row(source, key, cfg, tuple(limits.problems(cfg.threads, cfg.smem_bytes)),
                        shape_class(key.shape, elem_bytes), tuple(math.log(x) for x in key.shape),
-                       cfg.family.aligned_for, cfg.pointer_align, key.text)
+                       size_band(key.shape, elem_bytes, self.l2), cfg.family.aligned_for, cfg.pointer_align,
+                       key.text)
             self.exact.setdefault(key.shape, []).append(row)
             if not row.fixed:
                 self.rows.append(row)
@@ -142,13 +153,14 @@ class Table:
             warnings.warn(f"autotrans: cached config {row.cfg.key} for {bmn} cannot run here "
                           f"({'; '.join(why)}); using another", RuntimeWarning, stacklevel=3)
         want, best, best_rank = shape_class(bmn, self.elem_bytes), None, None
+        band = size_band(bmn, self.elem_bytes, self.l2)
         logs, (_, m, n), dist = tuple(math.log(x) for x in bmn), bmn, math.dist
         for row in self.rows:
             if row.pointer_align > align or row.key.shape == bmn or not row.aligned(row.cfg, m, n):
                 continue
             c = row.cls
-            rank = (c[0] != want[0], c[1] != want[1], abs(c[2] - want[2]), dist(row.logs, logs),
-                    row.source != "exact", row.text)
+            rank = (c[0] != want[0], c[1] != want[1], abs(c[2] - want[2]), abs(row.band - band),
+                    dist(row.logs, logs), row.source != "exact", row.text)
             if best_rank is None or rank < best_rank:
                 best, best_rank = row, rank
         same = best is not None and best_rank[:3] == (False, False, 0)
@@ -160,7 +172,7 @@ class Table:
         if best is not None:
             return Choice(best.cfg, "nearest", best.key, f"nearest tuned shape {'x'.join(map(str, best.key.shape))} "
                                                          f"({'same' if same else 'nearest'} shape class, "
-                                                         f"log-distance {best_rank[3]:.2f})")
+                                                         f"log-distance {best_rank[4]:.2f})")
         cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
         return Choice(cfg, "default", None, "no tuned result for this device and element size")
 
@@ -172,7 +184,8 @@ def choose(shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
 
     Order: an exact entry of the user's cache, then of the shipped results;
     then the nearest tuned shape: of the same row-alignment class, skinny
-    class and aspect class if there is one, then nearest in (log B, log M,
+    class and aspect class if there is one, then of the nearest size band
+    (size_band: bytes against the L2), then nearest in (log B, log M,
     log N); then a built-in default. Entries whose config cannot run here
     (device limits, row or pointer alignment ``align``) are skipped, with a
     warning for exact hits. ``entries``: usable_entries() gathered once
@@ -213,4 +226,4 @@ def find_record(shape, elem_bytes: int, cache_dir=None, device: str | None = Non
     return None
 
 
-__all__ = ["Choice", "Table", "choose", "explain", "usable_entries", "find_record", "shape_class"]
+__all__ = ["Choice", "Table", "choose", "explain", "usable_entries", "find_record", "shape_class", "size_band"]
