@@ -8,6 +8,7 @@ import importlib.util
 import json
 import math
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 def _script(name: str):
     spec = importlib.util.spec_from_file_location(f"bench_script_{name}", REPO / "benchmarks" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod          # dataclasses look their module up there
     spec.loader.exec_module(mod)
     return mod
 
@@ -419,3 +421,33 @@ def test_one_case_end_to_end_on_the_gpu():
             data.release()
     finally:
         bench.close()
+
+
+def test_untuned_loo_reads_the_left_out_shapes_own_time_of_the_config_chosen_without_it():
+    from conftest import H200, make_record
+
+    from autotrans.results.record import TuneRecord
+    from autotrans.results.store import CacheKey
+    from autotrans.tuning.space import space_id
+    loo = _script("untuned_loo")
+    pairs = []
+    for shape, seed in (((1, 2048, 2048), 1), ((1, 4096, 4096), 2)):
+        key = CacheKey(H200, space_id(), shape, 4)
+        pairs.append((key, TuneRecord.from_json(make_record(shape, 4, H200, seed=seed), key)))
+    rows = {r.shape: r for r in loo.leave_one_out(pairs)}
+    (_, small), (_, big) = pairs
+    left = rows[(1, 2048, 2048)]
+    assert left.source == "nearest" and left.config == big.best.key     # the only other shape's winner
+    assert left.frac == pytest.approx(small.time_us / {c.key: c.median_us for c in small.candidates}[big.best.key])
+    assert rows[(1, 4096, 4096)].config == small.best.key
+    text = loo.report(list(rows.values()), worst=1)
+    assert "| all | 2 | 0 |" in text and "Worst 1:" in text
+
+
+def test_untuned_loo_covers_every_shipped_dense_shape(capsys):
+    from autotrans.results.shipped import shipped_entries
+    loo = _script("untuned_loo")
+    rows = loo.leave_one_out(shipped_entries(REPO / "cache"))
+    dense = [k for k, _ in shipped_entries(REPO / "cache") if len(getattr(k, "shape", ())) == 3]
+    assert len(rows) == len(dense) > 100
+    assert all(r.frac is None or r.frac > 0 for r in rows)

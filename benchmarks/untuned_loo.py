@@ -1,0 +1,95 @@
+"""How good the untuned choice is on shapes the shipped grid does not hold,
+measured without a GPU: leave one out. For each shipped (dense) shape, choose()
+picks a config from the other shipped shapes of its element size, as it would
+for an untuned shape; that config's time is read from the left-out shape's own
+tuning record (tune() times every candidate), against the record's best.
+
+    python benchmarks/untuned_loo.py [--shipped cache] [--worst 10] [--out FILE.md]
+
+Prints, per size against 1 and 16 MiB: the geometric mean of best / chosen,
+how many reach 0.95, and the minimum (a config absent from the left-out
+record's candidates, which then cannot run it or was not in its space, is counted apart).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from autotrans.api.select import Table                # noqa: E402
+from autotrans.core.device import Limits              # noqa: E402
+from autotrans.results.shipped import shipped_entries  # noqa: E402
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Loo:
+    """One left-out shape: what choose() picked without it, and best / its time (None: not timed there)."""
+    shape: tuple
+    elem_bytes: int
+    source: str
+    config: str
+    frac: float | None
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.elem_bytes
+
+
+def leave_one_out(pairs, limits: Limits = Limits()) -> list[Loo]:
+    """Loo rows of the (CacheKey, TuneRecord) pairs of dense problems."""
+    entries = [("shipped", k, r) for k, r in pairs if len(getattr(k, "shape", ())) == 3]
+    out = []
+    for _, key, rec in entries:
+        rest = [x for x in entries if x[1].elem_bytes == key.elem_bytes and x[1].shape != key.shape]
+        choice = Table(rest, key.elem_bytes, limits).choose(key.shape)
+        t = {c.key: c.median_us for c in rec.candidates}.get(choice.config.key)
+        out.append(Loo(key.shape, key.elem_bytes, choice.source, choice.config.key,
+                       None if t is None else rec.time_us / t))
+    return out
+
+
+def summary(rows: list[Loo], label: str) -> str:
+    known = [r.frac for r in rows if r.frac is not None]
+    if not known:
+        return f"| {label} | {len(rows)} | 0 | – | – | – |"
+    gm = math.exp(statistics.mean(math.log(x) for x in known))
+    return (f"| {label} | {len(rows)} | {len(rows) - len(known)} | {gm:.3f} | {sum(x >= 0.95 for x in known)} "
+            f"| {min(known):.2f} |")
+
+
+def report(rows: list[Loo], worst: int) -> str:
+    bands = [("all", rows), ("< 1 MiB", [r for r in rows if r.nbytes < MIB]),
+             ("1-16 MiB", [r for r in rows if MIB <= r.nbytes < 16 * MIB]),
+             (">= 16 MiB", [r for r in rows if r.nbytes >= 16 * MIB])]
+    lines = ["| shapes | n | not timed there | geomean best/chosen | >= 0.95 | min |", "|---|---:|---:|---:|---:|---:|"]
+    lines += [summary(rs, label) for label, rs in bands]
+    if worst:
+        lines += ["", f"Worst {worst}:", ""]
+        lines += [f"- {'x'.join(map(str, r.shape))} e{r.elem_bytes}: {r.frac:.2f} ({r.source}: `{r.config}`)"
+                  for r in sorted((r for r in rows if r.frac is not None), key=lambda r: r.frac)[:worst]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shipped", default=str(REPO / "cache"), help="folder of exports (default: %(default)s)")
+    ap.add_argument("--worst", type=int, default=10, help="list this many worst shapes")
+    ap.add_argument("--out", help="also write the report to this markdown file")
+    args = ap.parse_args(argv)
+    text = report(leave_one_out(shipped_entries(args.shipped)), args.worst)
+    print(text, end="")
+    if args.out:
+        Path(args.out).write_text(f"# Untuned choice, leave one out over {args.shipped}\n\n{text}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
