@@ -138,23 +138,23 @@ def pad_for(e: int, tr: int, tc: int, nt: int) -> int:
 _STRIDED = ((32, 32, 256, "row"), (32, 32, 256, "col"), (32, 32, 128, "row"), (64, 32, 256, "row"),
             (32, 64, 256, "row"), (64, 64, 512, "row"), (64, 64, 512, "col"), (16, 64, 256, "row"),
             (64, 16, 256, "row"), (8, 128, 256, "row"), (64, 64, 256, "row"), (32, 64, 128, "row"),
-            (64, 32, 128, "row"), (32, 32, 64, "row"), (64, 64, 256, "col")) + \
-    ((256, 8, 256, "row"), (128, 16, 256, "row"), (512, 4, 256, "row"))
+            (64, 32, 128, "row"), (32, 32, 64, "row"), (64, 64, 256, "col"))
 
 # Narrow tiles, for fused matrices of 4 to 16 columns (short input runs, e.g.
 # (17,3000,65,8) (3,1,0,2): n = 8): a warp's load spans several tile rows,
 # wanting rows of 0 mod 32 words, its store 32 rows of a column, wanting an odd
 # row pitch, so for 4- and 8-byte elements no pad frees both phases; these keep
 # the pad of fewest conflicts (2-way, in the load phase).
-_NARROW = {(256, 8, 256, "row"), (128, 16, 256, "row"), (512, 4, 256, "row")}
+NARROW = ((256, 8, 256, "row"), (128, 16, 256, "row"), (512, 4, 256, "row"))
 NARROW_WAYS = 2
+_STRIDED += NARROW
 
 
 # (elem_bytes, tile_rows, tile_cols, threads) that ptxas 13.0 compiles with
 # spills: 32x32 of 256 threads and 16-byte elements on sm_80 (48 registers, 16
 # bytes of stack) since the rows' output offsets joined the tables, and the
 # narrow tiles of 16-byte elements (8 elements a thread).
-_SPILL = {(16, 32, 32, 256)} | {(16, tr, tc, nt) for tr, tc, nt, _ in _NARROW}   # (e16 256x8: 8 bytes of stack)
+_SPILL = {(16, 32, 32, 256)} | {(16, tr, tc, nt) for tr, tc, nt, _ in NARROW}   # (e16 256x8: 8 bytes of stack)
 
 
 def strided_space(e: int):
@@ -163,12 +163,12 @@ def strided_space(e: int):
     of bank conflicts are left out (64x16 of 4-byte
     elements: a warp's load spans 2 rows, wanting rows of 16 mod 32 words,
     its store 32 rows of a column, wanting an odd number), except the narrow
-    tiles (_NARROW: at most NARROW_WAYS), and those of _SPILL (ptxas spills
+    tiles (NARROW: at most NARROW_WAYS), and those of _SPILL (ptxas spills
     them on some arch)."""
     for tr, tc, nt, order in _STRIDED:
         if tr * tc // nt > max_elems(e) or (e, tr, tc, nt) in _SPILL:
             continue
         pad = pad_for(e, tr, tc, nt)
-        if bank_ways(e, tr, tc, nt, pad) <= (NARROW_WAYS if (tr, tc, nt, order) in _NARROW else 1):
+        if bank_ways(e, tr, tc, nt, pad) <= (NARROW_WAYS if (tr, tc, nt, order) in NARROW else 1):
             yield dict(variant="ndtile", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, pad=pad,
                        order=order, layout="strided")

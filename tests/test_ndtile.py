@@ -279,7 +279,7 @@ def test_the_space_is_small_padded_and_free_of_bank_conflicts(e):
                 load = [((i // tc * row + i % tc) * e, e) for i in (t + k * nt for t in ts)]
                 store = [((i % tr * row + i // tr) * e, e) for i in (t + k * nt for t in ts)]
                 worst = max(worst, warp_ways(load), warp_ways(store))
-        narrow = (tr, tc, nt, c.order) in ND._NARROW    # no pad frees both phases: at most 2-way
+        narrow = (tr, tc, nt, c.order) in ND.NARROW    # no pad frees both phases: at most 2-way
         assert worst == ND.bank_ways(e, tr, tc, nt, c.pad) <= (ND.NARROW_WAYS if narrow else 1), c.key
         assert ND.bank_ways(e, tr, tc, nt, 0) > 1 or c.pad == 0     # unpadded columns conflict (where padded)
 
@@ -361,7 +361,7 @@ def test_the_kernels_own_accesses_are_free_of_bank_conflicts(e, tmp_path):
                          if p == ph) for ph in (0, 1, 2)}
         if c is unpadded:
             assert worst[0] == worst[1] == 1 and worst[2] > 1, worst     # columns of a 32-wide row: one bank
-        elif (c.tile_rows, c.tile_cols, c.threads, c.order) in ND._NARROW:
+        elif (c.tile_rows, c.tile_cols, c.threads, c.order) in ND.NARROW:
             assert worst[0] == worst[2] == 1 and worst[1] <= ND.NARROW_WAYS, (c.key, worst)   # loads span rows
         else:
             assert worst == {0: 1, 1: 1, 2: 1}, (c.key, worst)

@@ -21,6 +21,7 @@ from ..core import layout
 from ..core.device import Limits
 from ..core.layout import NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import dtype_of_size
+from ..families import ndtile as _ndtile
 from ..kernels.config import EPILOGUE_GROUPS, KernelConfig
 from ..kernels.strided import byte_extent, strided_args, strided_problems, strided_shape, strided_space
 from ..results.keys import ProblemKey, check_problem, problem_text
@@ -98,9 +99,10 @@ def _shift_default(problem, fits: list) -> KernelConfig | None:
 # often on the H200 over fused 3-D to 5-D permutations (benchmarks/NOTES.md,
 # sessions 8 and 10), the one of best _nd_score among them, the first on a tie;
 # _nd_score over all where none runs.
-# Sizes up to 8 bytes also take the narrow tiles (ndtile.py's _NARROW), which _nd_score
-# picks for fused matrices of 4 to 16 columns (not yet timed on the GPU).
-_NARROW_TILES = ((256, 8, 256, "row"), (128, 16, 256, "row"), (512, 4, 256, "row"))
+# Sizes up to 8 bytes also take the narrow tiles (ndtile.py's NARROW), which _nd_score
+# picks for fused matrices of 4 to 16 columns (0.32 -> 0.75 of a memcpy on (17,3000,65,8)
+# (3,1,0,2) float32, NOTES 26).
+_NARROW_TILES = _ndtile.NARROW
 _ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "row"),) + _NARROW_TILES,
                4: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
                8: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
