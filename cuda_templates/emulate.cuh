@@ -41,7 +41,7 @@ bool emulate(const Args& a, char* smem) {
     const long long n = blocks<K>(a.B, a.M, a.N);
     if (n >= (1ll << 31)) return false;
     for (uint32_t blk = 0; blk < (uint32_t)n; ++blk)
-      emu_tile<K>(locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blk), smem, blk);
+      emu_tile<K>(tile_of<K>(a, blk), smem, blk);
     return true;
   }
 }

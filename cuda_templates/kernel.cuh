@@ -78,9 +78,24 @@ template <class K> struct has_block<K, decltype(void(&K::block))> { static const
 template <class K, class = void> struct is_strided { static constexpr bool value = false; };
 template <class K> struct is_strided<K, decltype(void(K::STRIDED))> { static constexpr bool value = K::STRIDED; };
 
+// Whether a template places its blocks itself: templates that declare
+// `static Tile locate(const Args&, uint32_t blk)` (whole.cu), else at::locate's walk.
+template <class K, class = void> struct has_locate { static constexpr bool value = false; };
+template <class K>
+struct has_locate<K, decltype(void(K::locate(*(const Args*)nullptr, 0u)))> {
+  static constexpr bool value = true;
+};
+
+// The tile block blk of a dense launch moves.
+template <class K>
+__host__ __device__ __forceinline__ Tile tile_of(const Args& a, uint32_t blk) {
+  if constexpr (has_locate<K>::value) return K::locate(a, blk);
+  else return locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blk);
+}
+
 template <class K>
 __device__ __forceinline__ void run(const Args& a, char* smem) {
-  Tile t = locate<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP>(a, blockIdx.x);
+  Tile t = tile_of<K>(a, blockIdx.x);
   if (t.rows == K::TR && t.cols == K::TC) phases<K, true>(t, smem);
   else phases<K, false>(t, smem);
 }

@@ -38,12 +38,19 @@ struct StridedArgs {
   long long size[MAX_BATCH], src[MAX_BATCH], dst[MAX_BATCH];
 };
 
-// Blocks of a launch of kernel struct K (one per tile); 64-bit. Python's
-// KernelConfig.launch_problems refuses shapes that need 2^31 blocks or more, so
-// a launch's block index, tile counts and tile coordinates fit in 32 bits.
+// Whether a template sizes its grid itself: templates that declare
+// `static constexpr long long grid(long long B, long long M, long long N)`
+// (whole.cu: several matrices a block), else one block per tile.
+template <class K, class = void> struct has_grid { static constexpr bool value = false; };
+template <class K> struct has_grid<K, decltype(void(K::grid(1ll, 1ll, 1ll)))> { static constexpr bool value = true; };
+
+// Blocks of a launch of kernel struct K (one per tile, or K::grid's); 64-bit.
+// Python's KernelConfig.launch_problems refuses shapes that need 2^31 blocks or
+// more, so a launch's block index, tile counts and tile coordinates fit in 32 bits.
 template <class K>
 __host__ __device__ constexpr long long blocks(long long B, long long M, long long N) {
-  return B * ((M + K::TR - 1) / K::TR) * ((N + K::TC - 1) / K::TC);
+  if constexpr (has_grid<K>::value) return K::grid(B, M, N);
+  else return B * ((M + K::TR - 1) / K::TR) * ((N + K::TC - 1) / K::TC);
 }
 
 // Tiles of side T (a power of two) covering n >= 0 elements, as 32 bits.

@@ -72,7 +72,7 @@ def make_record(shape=(1, 8192, 8192), elem_bytes=4, device=H200, *, dtype=None,
     rows = []
     for i, cfg in enumerate(cfgs[failures:]):
         slow = 1.0 + {"naive": 2.0, "remapped": 1.6, "tile": 0.5, "vec": 0.05, "shift": 0.1, "narrow": 0.05,
-                      "short": 0.05}[cfg.variant]
+                      "short": 0.05, "whole": 0.05}[cfg.variant]
         med = memcpy_us * slow * rnd.uniform(1.02, 1.6)
         rows.append(Candidate(cfg.key, med, med * 0.99, med * 1.01, 7, gbps(nbytes, med),
                               rnd.choice([16, 24, 32, 40]), False))

@@ -18,7 +18,7 @@ def test_large_square_has_at_least_100_candidates(e):
 def test_space_holds_every_variant_and_parameter(e):
     space = default_space(e)
     assert len(set(space)) == len(space)
-    assert {c.variant for c in space} == {"naive", "remapped", "tile", "vec", "narrow", "short"} | \
+    assert {c.variant for c in space} == {"naive", "remapped", "tile", "vec", "narrow", "short", "whole"} | \
         ({"shift"} if e <= 4 else set())
     sides = {c.tile_rows for c in space} | {c.tile_cols for c in space}
     assert {8, 16, 32, 64} <= sides

@@ -168,7 +168,7 @@ def test_classic_configs_and_family_samples_compile(tmp_path):
     every static_assert of Python's view holds for them."""
     cfgs = [classic(n, e) for e in ELEM_SIZES for n in CLASSIC_NAMES] + \
            [c for e in ELEM_SIZES for c in family_sample(e)]
-    assert {c.variant for c in cfgs} == {"naive", "remapped", "tile", "vec", "shift", "narrow", "short"}
+    assert {c.variant for c in cfgs} == {"naive", "remapped", "tile", "vec", "shift", "narrow", "short", "whole"}
     out = compile_configs(cfgs, "sm_90", root=tmp_path)
     bad = {k: c.error[-500:] for k, c in out.items() if not c.ok}
     assert not bad, bad

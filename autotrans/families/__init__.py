@@ -4,7 +4,8 @@ its template ``FAMILY.cu``, so that adding a family touches that one folder.
 
 A family module defines VARIANTS, TEMPLATE, problems(c), smem_bytes(c),
 aligned_for(c, m, n), pointer_align(c), space(elem_bytes) (keyword arguments of
-candidate dense configs) and optionally keep(c) (a filter on the built configs).
+candidate dense configs) and optionally keep(c) (a filter on the built configs)
+and blocks(c, b, m, n) (a grid other than one block per tile).
 Families that run strided launches (KernelConfig.layout "strided": the
 TileProblems, NdTileProblems and RowsProblems of autotrans.core.layout) also define LAYOUTS
 (the layouts they take; without it, ("dense",)), strided_problems(c, problem,
@@ -20,7 +21,7 @@ from autotrans.core.paths import template_dir
 
 __path__ = [str(template_dir())]   # the family modules sit beside their templates
 
-NAMES = ("naive", "tile", "vec", "shift", "rows", "skinny", "ndtile")
+NAMES = ("naive", "tile", "vec", "shift", "rows", "skinny", "ndtile", "whole")
 
 
 @functools.lru_cache(maxsize=None)

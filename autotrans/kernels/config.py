@@ -196,9 +196,13 @@ class KernelConfig:
         return self.family.smem_bytes(self)
 
     def blocks(self, shape) -> int:
-        """Blocks (one per tile) for a (B,) M, N shape (a strided config's shape:
-        autotrans.kernels.strided.strided_shape of its problem)."""
+        """Blocks (one per tile, or the family's own grid: its blocks()) for a
+        (B,) M, N shape (a strided config's shape: autotrans.kernels.strided.strided_shape
+        of its problem)."""
         b, m, n = as_bmn(shape)
+        own = getattr(self.family, "blocks", None)
+        if own is not None:
+            return own(self, b, m, n)
         return b * (-(-m // self.tile_rows)) * (-(-n // self.tile_cols))
 
     def launch_problems(self, shape) -> list[str]:
@@ -210,6 +214,8 @@ class KernelConfig:
         (at most the blocks of one matrix) and tile coordinates."""
         b, m, n = as_bmn(shape)
         blocks = self.blocks((b, m, n))
+        if blocks == 0 and b * m * n:
+            return [f"{self.key}: a {m}x{n} matrix does not fit its blocks"]
         if blocks <= MAX_BLOCKS:
             return []
         return [f"{self.key}: shape {b}x{m}x{n} needs {blocks} blocks of {self.tile_rows}x{self.tile_cols} "

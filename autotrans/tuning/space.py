@@ -11,13 +11,14 @@ import functools
 
 from .. import families
 from ..families import skinny as _skinny
+from ..families import whole as _whole
 from ..core.device import Limits
 from ..core.problem import as_bmn
 from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
 from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 6
+SPACE_VERSION = 7   # 7: the whole family (batches of small matrices)
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 SKINNY = _skinny.VARIANTS  # narrow and short (cuda_templates/skinny.py)
@@ -81,7 +82,10 @@ def fit_problems(cfg: KernelConfig, shape, limits: Limits = Limits()) -> list[st
     p = limits.problems(cfg.threads, cfg.smem_bytes)
     if not cfg.aligned_for(shape):
         _, m, n = as_bmn(shape)
-        if cfg.variant in SKINNY:
+        if cfg.variant == "whole":
+            p.append(f"{m}x{n} matrices of {cfg.elem_bytes} B do not fit {cfg.key}'s blocks or are not whole "
+                     f"{cfg.vec_bytes}-byte vectors")
+        elif cfg.variant in SKINNY:
             p.append(f"the short side ({_skinny.side_of(cfg, m, n)} elements) is longer than "
                      f"{cfg.key}'s {_skinny.short_side(cfg)} (skinny tiles take rows at any alignment)")
         else:
@@ -106,7 +110,8 @@ def candidates(shape, elem_bytes: int, limits: Limits = Limits()) -> list[Kernel
     where rows are not 16-byte aligned (elsewhere vec does the same with less),
     the band walk only where the input row pitch is a multiple of BAND_PITCH.
     Skinny tiles run only where the shape's short side fits them (aligned_for)
-    and are tried only where it fills more than a quarter of theirs."""
+    and are tried only where it fills more than a quarter of theirs; whole
+    tiles only where a block holds at least whole.MIN_MATRICES matrices."""
     widest = widest_vector(shape, elem_bytes)
     _, m, n = as_bmn(shape)
     banded = n * elem_bytes % BAND_PITCH == 0
@@ -114,6 +119,7 @@ def candidates(shape, elem_bytes: int, limits: Limits = Limits()) -> list[Kernel
             and not (c.variant == "vec" and 4 * c.vec_bytes <= widest)
             and not (c.variant == "shift" and widest >= 16)
             and not (c.variant in SKINNY and SKINNY_FILL * _skinny.side_of(c, m, n) <= _skinny.short_side(c))
+            and not (c.variant == "whole" and _whole.per_block(c, m, n) < _whole.MIN_MATRICES)
             and (banded or c.order != "band")]
 
 
