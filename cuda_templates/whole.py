@@ -18,8 +18,8 @@ import itertools
 VARIANTS = ("whole",)
 TEMPLATE = "whole.cu"
 VEC_SIZES = (4, 8, 16)
-CAPACITY = (4096, 8192, 16384)   # bytes of shared memory a block in the space
-THREADS = (128, 256)
+CAPACITY = (2048, 4096, 8192, 16384)   # bytes of shared memory a block in the space
+THREADS = (64, 128, 256)
 # Vectors a thread holds, per vector width: at most 64 registers (ptxas 13.0, sm_90;
 # 8-byte vectors at 16 a thread took 56-72).
 MAX_STEPS = {4: 16, 8: 8, 16: 8}
@@ -73,7 +73,7 @@ def pointer_align(c) -> int:
 
 
 def space(e: int):
-    """Capacities of 4, 8 and 16 KiB, every vector width, 128 and 256 threads,
+    """Capacities of 2 to 16 KiB, every vector width, 64 to 256 threads,
     rows padded by a word or not."""
     for cap, v, nt, pad in itertools.product(CAPACITY, VEC_SIZES, THREADS, (0, 1)):
         if v >= e and 1 <= cap // v // nt <= MAX_STEPS[v]:
