@@ -14,6 +14,13 @@ template <> struct Bytes<2> { typedef uint16_t T; };
 template <> struct Bytes<4> { typedef uint32_t T; };
 template <> struct Bytes<8> { typedef uint2 T; };
 template <> struct Bytes<16> { typedef uint4 T; };
+// 32 and 64 bytes: the wider side of a rows cast's vector (rows.cu), as 16-byte
+// words aligned to 16 (not to their size), so that ldg and stg below are two or
+// four 16-byte accesses (ld.global.nc.v4.u32, st.global.v4.u32) and need only
+// 16-byte alignment; cast_vec (cast.cuh) copies them to element arrays in registers.
+template <int N> struct alignas(16) Words16 { uint4 w[N]; };
+template <> struct Bytes<32> { typedef Words16<2> T; };
+template <> struct Bytes<64> { typedef Words16<4> T; };
 
 // Host emulation only: called on every shared-memory access (byte offset,
 // width in bytes, 1 for a store). The emulator installs it; GPU code never reads it.

@@ -12,7 +12,11 @@
 // the epilogue's group flips a bit only where it ends a group), or its cast
 // (at::cast_vec, in registers): K = V / max(E, EO) elements a vector, loads of
 // VI = K * E bytes become stores of VO = K * EO (both V without a cast); TC
-// and N count elements, the rows' dst strides output bytes.
+// and N count elements, the rows' dst strides output bytes. A cast between
+// sizes may take V = 32 or 64 (rows.py's WIDE_VECS) where min(VI, VO) <= 16:
+// the wider side's vector (at::Bytes<32>, <64>) is then two or four 16-byte
+// accesses, so the strides and pointers need only be aligned to the accesses
+// (min(16, VI) in, min(16, VO) out, pointers min(16, V)).
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -20,6 +24,8 @@ struct {{ name }}_k {
   static constexpr int CAST = at::CAST_{{ c.cast | replace('>', '_') | upper }}, EO = {{ c.out_elem_bytes }};
   static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, K = V / (E > EO ? E : EO);
   static constexpr int VI = K * E, VO = K * EO;  // bytes a load and a store move (V, V without a cast)
+  static_assert(V <= 16 || (CAST != at::CAST_NONE && (VI < VO ? VI : VO) <= 16),
+                "rows.py's problems(): V over 16 (WIDE_VECS) only for a cast whose narrower side is one access");
   static_assert(at::cast_in<CAST, E>() == E && at::cast_out<CAST, E>() == EO && K == {{ c.vec_elems }},
                 "KernelConfig.elem_bytes / out_elem_bytes / vec_elems (Python) disagree with at::Cast and rows.cu");
   static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};

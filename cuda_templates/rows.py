@@ -11,8 +11,14 @@ Configs may cast (KernelConfig.cast): vec_bytes is then the wider of a
 thread's load and store, vec_elems (K) = vec_bytes / the wider element; loads
 of K input elements become stores of K output ones, converted in registers;
 tile_cols counts input elements (a tile row of tile_cols * the wider element
-bytes on that side); input rows and strides must be K * elem_bytes-aligned,
-output ones K * out_elem_bytes-aligned."""
+bytes on that side). A cast between sizes may also take vec_bytes of 32 or 64
+(WIDE_VECS) where its narrower side's K * min(elem_bytes, out_elem_bytes) is
+at most 16 bytes: the wider side then moves its vector as two or four 16-byte
+accesses (at::Bytes<32>, <64>), so that both sides' accesses are 16-byte (a
+float32 -> bfloat16 thread loads 2 x 16 B and stores 16 B per vector, where
+vec_bytes 16 stores only 8 B). Input rows are whole K-element vectors; row
+strides must be multiples of the accesses, min(16, K * elem_bytes) bytes in
+and min(16, K * out_elem_bytes) out, the pointers min(16, vec_bytes)-aligned."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,7 +32,9 @@ LAYOUTS = ("strided",)
 EPILOGUES = ("none", "conj32", "conj64")
 TAKES_CASTS = True
 MAX_VECS = 16          # vectors a thread holds
-MAX_THREAD_BYTES = 128  # bytes a thread holds (registers)
+MAX_THREAD_BYTES = 128  # bytes a thread holds (registers; vec_bytes each, the wider side's)
+ACCESS = 16            # bytes of the widest single access (ld.global.v4.u32)
+WIDE_VECS = (32, 64)   # vec_bytes beyond kernels.config's ELEM_SIZES: casts only, in ACCESS-byte accesses
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ def problems(c) -> list[str]:
     if v < max(e, c.out_elem_bytes):
         return ["rows' vec_bytes must be a multiple of elem_bytes" + ("" if c.cast == "none" else
                                                                      " and out_elem_bytes")]
-    p = []
+    p = _wide_problems(c)
     if c.micro_rows != 1 or c.pad or c.swizzle != "none":
         p.append("rows take no micro_rows, pad or swizzle")
     if c.tile_cols % c.vec_elems:
@@ -67,6 +75,21 @@ def problems(c) -> list[str]:
     return p
 
 
+def _wide_problems(c) -> list[str]:
+    """Why c's vec_bytes over ACCESS does not fit (empty when it does, or is
+    not over): WIDE_VECS only, of a cast whose narrower side is one access."""
+    v = c.vec_bytes
+    if v <= ACCESS:
+        return []
+    if c.cast == "none":
+        return [f"rows' {v}-byte vectors are for casts only (uncast rows move at most {ACCESS} B a vector)"]
+    narrow = c.vec_elems * min(c.elem_bytes, c.out_elem_bytes)
+    if narrow > ACCESS:
+        return [f"a {v}-byte vector of {c.cast} moves {narrow} B on its narrower side: rows' {WIDE_VECS}-byte "
+                f"vectors need that side to be one access (at most {ACCESS} B; take a smaller vec_bytes)"]
+    return []
+
+
 def smem_bytes(c) -> int:
     return 0
 
@@ -77,7 +100,8 @@ def aligned_for(c, m: int, n: int) -> bool:
 
 
 def pointer_align(c) -> int:
-    return c.vec_bytes
+    """vec_bytes, at most ACCESS (WIDE_VECS move in ACCESS-byte accesses)."""
+    return min(c.vec_bytes, ACCESS)
 
 
 def space(e: int):
@@ -89,9 +113,10 @@ def strided_problems(c, problem, align: int) -> list[str]:
     """Why config c cannot run this strided problem (empty when it can): a
     RowsProblem of c's element sizes (in and out) whose rows are whole
     vectors (vec_bytes; with a cast, vec_elems elements) and whose row
-    strides (input: multiples of the load's bytes, output: of the store's)
-    and pointers (align: the largest power of two dividing both) are
-    vec_bytes-aligned; a cast moving one element a vector needs only the
+    strides (input: multiples of the load's bytes, output: of the store's,
+    each at most ACCESS: WIDE_VECS move in ACCESS-byte accesses) and pointers
+    (align: the largest power of two dividing both) are min(vec_bytes,
+    ACCESS)-aligned; a cast moving one element a vector needs only the
     smaller element's alignment (each pointer is aligned to its own element:
     api.permute checks that before it launches one)."""
     if not isinstance(problem, RowsProblem):
@@ -106,10 +131,11 @@ def strided_problems(c, problem, align: int) -> list[str]:
     if problem.n % k:
         p.append(f"rows of {problem.n * e} B are not whole {v}-byte vectors" if eo == e else
                  f"rows of {problem.n} elements are not whole {k}-element vectors")
-    if any(d.src % (k * e) or d.dst % (k * eo) for d in problem.rows):
+    ai, ao = min(k * e, ACCESS), min(k * eo, ACCESS)   # bytes of an access, in and out
+    if any(d.src % ai or d.dst % ao for d in problem.rows):
         p.append(f"row strides must be multiples of vec_bytes ({v} B)" if eo == e else
-                 f"row strides must be multiples of the vectors ({k * e} B in, {k * eo} B out)")
-    need = min(e, eo) if eo != e and k == 1 else v
+                 f"row strides must be multiples of the accesses ({ai} B in, {ao} B out)")
+    need = min(e, eo) if eo != e and k == 1 else min(v, ACCESS)
     if align % need:
         p.append(f"pointers must be {need}-byte aligned")
     return p
@@ -122,6 +148,12 @@ def strided_problems(c, problem, align: int) -> list[str]:
 _STRIDED = ((16, 16, 256, 4), (16, 16, 128, 8), (16, 32, 256, 1), (16, 64, 256, 4), (16, 128, 256, 4),
             (16, 256, 256, 4), (16, 512, 256, 4), (16, 1024, 256, 2), (8, 8, 256, 4), (8, 32, 256, 4),
             (4, 4, 256, 4), (4, 64, 256, 4), (4, 512, 256, 2), (4, 1024, 128, 1))
+# Casts between sizes only (WIDE_VECS: the narrower side one 16-byte access or less): 32-byte
+# vectors over tile rows of 64 B to 1 KiB, the (B,S,H,D) rows' 256 B with 1, 2 and 4 rows a
+# thread (torch.compile's Triton kernel moves 8 float32 -> bfloat16 a thread, 32 B in, 16 out,
+# 45 us against rows' 16-byte 57 us on the H200), and 64-byte ones for casts of 4:1 and more.
+_WIDE = ((32, 64, 256, 4), (32, 128, 256, 4), (32, 256, 256, 1), (32, 256, 256, 2), (32, 256, 256, 4),
+         (32, 512, 256, 2), (32, 1024, 256, 2), (64, 256, 256, 2), (64, 512, 256, 2), (64, 1024, 256, 1))
 
 
 def strided_space(e: int, eo: int | None = None):
@@ -130,11 +162,13 @@ def strided_space(e: int, eo: int | None = None):
     and element-wide ones (32 elements a tile row) for any row. eo: the
     output's element size of a cast: the same, in bytes of the wider element,
     and at most 4 rows a thread where the cast widens (its conversions at the
-    stores would spill 8 rows' registers: ptxas 13.0, sm_90)."""
-    w = max(e, eo or e)
+    stores would spill 8 rows' registers: ptxas 13.0, sm_90); a cast between
+    sizes also takes the _WIDE vectors whose narrower side is one access."""
+    w, eo = max(e, eo or e), eo or e
     narrow = ((w, 32 * w, 256, 4),) if w < 4 else ()
-    for v, rowb, nt, rows in _STRIDED + narrow:
-        if v < w or (eo or e) > e and rows > 4:
+    wide = tuple(x for x in _WIDE if x[0] // w * min(e, eo) <= ACCESS) if eo != e else ()
+    for v, rowb, nt, rows in _STRIDED + narrow + wide:
+        if v < w or eo > e and rows > 4:
             continue
         tcv = rowb // v
         tr = nt // min(tcv, 32) * rows

@@ -10,12 +10,15 @@ inputs, pitched outputs, and canonical()'s problems (a dense transpose as
 as_tile, a copy as as_rows), inputs full of NaNs (quiet and signalling, both
 signs, payloads), infinities, signed zeros, subnormals, values that round to
 subnormals or overflow in the output type, exact ties both ways and random
-bits; every byte of the destination buffer checked. Plus the dtype-name
-mapping, keys, the fit rules, and every cast config compiled by nvcc."""
+bits; every byte of the destination buffer checked; rows' 32- and 64-byte
+vectors of casts (the wider side in 16-byte accesses) on rows pitched to 16
+bytes. Plus the dtype-name mapping, keys, the fit rules, and every cast config
+compiled by nvcc (the wide vectors' accesses checked in the PTX)."""
 import dataclasses
 import itertools
 import json
 import math
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -31,7 +34,7 @@ from autotrans.emulate.emulator import emulate_strided, emulate_strided_many
 from autotrans.kernels.config import CAST_SIZES, CASTS, DTYPE_TAGS, KernelConfig, cast_for
 from autotrans.kernels.strided import (as_rows, as_strided, as_tile, byte_extent, pointer_alignment,
                                        strided_candidates, strided_problems, strided_space)
-from autotrans.kernels.templates import render, template_dir
+from autotrans.kernels.templates import render, render_unit, template_dir
 from autotrans.results.keys import check_problem, problem_from_text, problem_text
 
 from test_strided_kernels import assert_compiles_without_spills
@@ -351,6 +354,7 @@ def test_every_conversion_matches_numpy(converter, cast):
 TILE = KernelConfig("tile", 4, 32, 32, 256, pad=1, layout="strided", cast="f32>bf16")
 VEC = KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col", "strided", cast="f32>bf16")
 ROWS = KernelConfig("rows", 4, 128, 32, 256, 16, layout="strided", cast="f32>bf16")
+WIDE = KernelConfig.from_key("rows:e4:64x64:t256:v32:r1:p0:none:row:strided:f32>bf16")   # 32 B in, 16 out
 
 
 def test_keys_without_a_cast_are_unchanged():
@@ -382,6 +386,12 @@ def test_cast_keys_round_trip():
     assert KernelConfig("tile", 2, 32, 32, 256, pad=1, layout="strided", cast="bf16>f64").vec_bytes == 8
     plain = dataclasses.replace(VEC, cast="none")
     assert plain.key + ":f32>bf16" == VEC.key and plain in strided_space(4)
+    wide = [c for c in cfgs if c.vec_bytes > 16]
+    assert {c.vec_bytes for c in wide} == {32, 64} and {c.variant for c in wide} == {"rows"}
+    assert {c.cast for c in wide} == {c for c in CASTS[1:] if len(set(CAST_SIZES[c])) == 2}   # sizes differ
+    assert all(c.vec_elems * min(c.elem_bytes, c.out_elem_bytes) <= 16 for c in wide)
+    assert WIDE in cfgs and (WIDE.vec_elems, WIDE.pointer_align) == (8, 16) and KernelConfig.from_key(WIDE.key) == WIDE
+    assert WIDE.family.geometry(WIDE) == WIDE.family.Geometry(8, 8, 32, 2, 1)
 
 
 @pytest.mark.parametrize("key, why", [
@@ -395,6 +405,14 @@ def test_cast_keys_round_trip():
     ("rows:e4:64x2:t256:v16:r1:p0:none:row:strided:f32>bf16", "rows' tile_cols must be a multiple of vec_elems"),
     ("vec:e2:64x64:t256:v4:r1:p0:xor:col:strided:bf16>f32", "micro_rows must be a power of two dividing vec_elems"),
     ("tile:e4:32x32:t256:v4:r1:p1:none:row:strided:f32>bf16:conj32", "not a KernelConfig key"),
+    ("rows:e4:64x64:t256:v32:r1:p0:none:row:strided", "rows' 32-byte vectors are for casts only"),
+    ("rows:e2:32x128:t256:v32:r1:p0:none:row:strided:f16>bf16", "moves 32 B on its narrower side"),
+    ("rows:e8:16x128:t256:v64:r1:p0:none:row:strided:f64>f32", "moves 32 B on its narrower side"),
+    ("rows:e4:128x64:t256:v48:r1:p0:none:row:strided:f32>bf16",
+     r"vec_bytes must be one of \(1, 2, 4, 8, 16\) \(or, rows casts, \(32, 64\)\)"),
+    ("rows:e4:256x64:t256:v32:r1:p0:none:row:strided:f32>bf16", r"at most 16 vectors and 128 bytes \(here 8x1 of 32 B\)"),
+    ("vec:e4:64x64:t256:v32:r4:p0:xor:col:strided:f32>bf16", r"vec_bytes must be one of \(1, 2, 4, 8, 16\) and"),
+    ("tile:e4:32x32:t256:v32:r1:p1:none:row:strided:f32>bf16", r"vec_bytes must be one of \(1, 2, 4, 8, 16\) and"),
 ])
 def test_bad_casts_say_why(key, why):
     with pytest.raises(ValueError, match=why):
@@ -410,7 +428,11 @@ def test_strided_space_takes_casts():
         assert [geometry(c) for c in space if c.variant == "tile"] == \
             [geometry(c) for c in strided_space(e) if c.variant == "tile"]
     f32 = strided_space(4, cast="f32>bf16")
-    assert {(c.variant, c.vec_bytes) for c in f32} >= {("vec", 16), ("vec", 8), ("rows", 16), ("tile", 4)}
+    assert {(c.variant, c.vec_bytes) for c in f32} >= {("vec", 16), ("vec", 8), ("rows", 16), ("rows", 32),
+                                                      ("tile", 4)}
+    assert max(c.vec_bytes for c in f32) == 32 and max(c.vec_bytes for c in strided_space(8, cast="f64>bf16")) == 64
+    assert max(c.vec_bytes for c in strided_space(2, cast="f16>bf16")) == 16      # one size: no wide vectors
+    assert max(c.vec_bytes for c in strided_space(2, cast="bf16>f32")) == 32      # widening: 16 B in, 32 out
     for args, why in (((2, "none", "f32>bf16"), "reads 4-byte elements, not 2-byte"),
                       ((8, "conj32", "f64>f32"), "do not combine"), ((4, "none", "f32>i8"), "cast must be")):
         with pytest.raises(ValueError, match=why):
@@ -440,6 +462,24 @@ def test_cast_problems_say_why():
     assert ROWS in cands and cands == [c for c in strided_space(4, cast="f32>bf16")
                                        if not strided_problems(c, rows, 16)]
     assert strided_candidates(RowsProblem(4, 8, (Dim(10, 64, 32),)), 16, cast="f32>bf16") == []
+
+
+def test_wide_rows_vectors_need_16_byte_accesses_and_whole_vectors():
+    """A 32-byte vector of f32>bf16 is two 16-byte loads and one 16-byte
+    store: pitches and pointers aligned to 16 bytes (not 32) suffice, rows
+    must still be whole 8-element vectors."""
+    rows = RowsProblem(4, 24, (Dim(10, 112, 48),), 2)     # 96 B in, 48 out; input pitch 112: not 32-byte aligned
+    assert strided_problems(WIDE, rows, 16) == [] and strided_problems(ROWS, rows, 16) == []
+    assert strided_problems(WIDE, rows, 8) == ["pointers must be 16-byte aligned"]
+    assert "not whole 8-element vectors" in strided_problems(WIDE, dataclasses.replace(rows, n=20), 16)[0]
+    for d in (Dim(10, 104, 48), Dim(10, 112, 56)):       # a pitch of 8-byte multiples, in or out
+        assert "(16 B in, 16 B out)" in strided_problems(WIDE, RowsProblem(4, 24, (d,), 2), 16)[0]
+    assert strided_problems(ROWS, RowsProblem(4, 24, (Dim(10, 112, 56),), 2), 16) == []   # 16 B in, 8 out
+    widen = KernelConfig.from_key("rows:e2:64x64:t256:v32:r1:p0:none:row:strided:bf16>f32")  # 16 B in, 32 out
+    assert strided_problems(widen, RowsProblem(2, 24, (Dim(10, 64, 112),), 4), 16) == []
+    assert "(16 B in, 16 B out)" in strided_problems(widen, RowsProblem(2, 24, (Dim(10, 56, 112),), 4), 16)[0]
+    cands = strided_candidates(rows, 16, cast="f32>bf16")
+    assert WIDE in cands and {c.vec_bytes for c in cands} >= {16, 32}
 
 
 def test_problem_text_of_casts():
@@ -502,7 +542,51 @@ def test_a_wrong_python_size_fails_nvcc(monkeypatch):
 
 def test_every_cast_candidate_compiles_without_spills(tmp_path):
     cfgs = [c for cast in CASTS[1:] for c in strided_space(CAST_SIZES[cast][0], cast=cast)]
+    assert any(c.vec_bytes == 64 for c in cfgs)
     assert_compiles_without_spills(cfgs, tmp_path)
+
+
+@pytest.mark.exhaustive
+def test_wide_rows_cast_candidates_compile_without_spills_on_sm_80(tmp_path):
+    """The 32- and 64-byte rows vectors on sm_80 too (the other cast
+    candidates are held to sm_90 only: ptxas 13.0 spills a few bytes in 9
+    of them for sm_80, none of them wide)."""
+    cfgs = [c for cast in CASTS[1:] for c in strided_space(CAST_SIZES[cast][0], cast=cast) if c.vec_bytes > 16]
+    assert len(cfgs) > 200
+    assert_compiles_without_spills(cfgs, tmp_path, "sm_80")
+
+
+WIDE_KEYS = ("rows:e4:32x64:t256:v32:r1:p0:none:row:strided:f32>bf16",    # 2 x 16 B in, 16 B out
+             "rows:e2:32x64:t256:v32:r1:p0:none:row:strided:bf16>f32",    # 16 B in, 2 x 16 B out
+             "rows:e8:16x128:t256:v64:r1:p0:none:row:strided:f64>bf16",   # 4 x 16 B in, 16 B out
+             "rows:e8:32x32:t256:v32:r1:p0:none:row:strided:f64>f32")
+
+
+def test_wide_rows_vectors_are_16_byte_accesses_in_registers():
+    """PTX of rows' 32- and 64-byte cast vectors: every global access is a
+    16-byte ld.global.nc.v4.u32 or st.global.v4.u32 (the 16-byte vectors of
+    f32>bf16 store 8 bytes, st.global.v4.u16), nothing in local memory."""
+    cfgs = [KernelConfig.from_key(k) for k in WIDE_KEYS] + [ROWS]
+    out, log = nvcc.run({"unit.cu": render_unit(cfgs)}, "unit.cu", ["-ptx", "-arch=sm_90", *nvcc.FLAGS[:2]],
+                        includes=[template_dir()])
+    assert out is not None, log[-2000:]
+    bodies = {b.split("(", 1)[0].strip(): b for b in out.decode().split(".entry ")[1:]}
+    for c in cfgs:
+        body = bodies[c.name]
+        loads, stores = set(re.findall(r"\bld\.global[.\w]*", body)), set(re.findall(r"\bst\.global[.\w]*", body))
+        assert loads == {"ld.global.nc.v4.u32"} and ".local" not in body, (c.key, loads)
+        assert stores == ({"st.global.v4.u32"} if c.vec_bytes > 16 else {"st.global.v4.u16"}), (c.key, stores)
+
+
+def test_rows_cu_refuses_a_wide_vector_without_a_cast():
+    """rows.cu's static_assert agrees with rows.py's problems(): a 32-byte
+    vector rendered without a cast (past the Python check) fails nvcc."""
+    bad = KernelConfig.from_key(WIDE_KEYS[0])
+    object.__setattr__(bad, "cast", "none")   # frozen: what problems() would refuse
+    ok, log = frontend(render(bad))
+    assert not ok and "rows.py's problems(): V over 16" in log, log[-2000:]
+    ok, log = frontend(render(KernelConfig.from_key(WIDE_KEYS[0])))
+    assert ok, log[-2000:]
 
 
 # -- the emulator against NumPy --------------------------------------------------------------
@@ -632,6 +716,44 @@ def test_the_main_casts_on_every_candidate(cast):
     jobs = [(c, case) for case in cs for c in strided_candidates(case.problem, case.align, cast=cast)]
     assert {id(case) for _, case in jobs} == {id(case) for case in cs}
     assert {c for c, _ in jobs} == set(strided_space(4, cast=cast))
+    run_cases(jobs)
+
+
+WIDE_CASTS = ["f32>bf16", "f32>f16", "bf16>f32", "f64>f32", "f64>bf16", "f16>f64", "i32>i16", "i64>i8", "u8>u32"]
+
+
+def wide_cases(rng, cast):
+    """Rows of whole 64-byte vectors of the wider element (d of them; so whole
+    32-byte ones too): (B,S,H,D) heads swaps of odd S and H (canonical, and
+    pitched 16 bytes past the row on both sides, an input pointer 16 bytes
+    past 32-byte alignment: nothing aligned to 32), rank 5, rows of 3 and 17
+    vectors (over the widest tile row, 1 KiB), one row dimension over 1200
+    rows (more than a tile's), a single row."""
+    e, eo = CAST_SIZES[cast]
+    d, pi, po = 64 // max(e, eo), 16 // e, 16 // eo
+    return [Case(rng, cast, (2, 37, 3, d), (0, 2, 1, 3)),
+            Case(rng, cast, (3, 5, 7, 3 * d), (0, 2, 1, 3), in_pad=pi, out_pad=po, shift=16),
+            Case(rng, cast, (2, 3, 5, 4, d), (3, 0, 2, 1, 4), in_pad=pi, out_pad=po),
+            Case(rng, cast, (5, 3, 17 * d), (1, 0, 2), out_pad=po),
+            Case(rng, cast, (1200, d), (0, 1), in_pad=pi, out_pad=0),
+            Case(rng, cast, (1, 2 * d), (0, 1), out_pad=0)]
+
+
+def test_wide_rows_vectors_permute_like_numpy():
+    """Every 32- and 64-byte rows config of narrowing, widening, 2:1, 4:1 and
+    8:1 casts (floats and integers) on every wide case, against NumPy /
+    ml_dtypes; the cases' pitches and pointers are 16-byte aligned, not 32."""
+    rng = np.random.default_rng(32)
+    jobs = []
+    for cast in WIDE_CASTS:
+        cfgs = [c for c in strided_space(CAST_SIZES[cast][0], cast=cast) if c.vec_bytes > 16]
+        cs = wide_cases(rng, cast)
+        assert cfgs and all(isinstance(c.problem, RowsProblem) for c in cs), cast
+        assert any(d.src % 32 and d.dst % 32 for c in cs for d in c.problem.rows) and any(c.align == 16 for c in cs)
+        mine = [(c, case) for case in cs for c in cfgs if not strided_problems(c, case.problem, case.align)]
+        assert len(mine) == len(cfgs) * len(cs), cast                   # each wide config runs every case
+        jobs += mine
+    assert {c.vec_bytes for c, _ in jobs} == {32, 64}
     run_cases(jobs)
 
 

@@ -47,6 +47,10 @@ def test_vec_bytes_defaults_to_element_size():
     (dict(variant="vec", elem_bytes=4, tile_rows=16, tile_cols=16, threads=1024, vec_bytes=16,
           micro_rows=4), "threads must divide"),
     (dict(variant="tile", elem_bytes=4, tile_rows=32, tile_cols=32, threads=256, order="zigzag"), "order"),
+    (dict(variant="vec", elem_bytes=4, tile_rows=64, tile_cols=64, threads=256, vec_bytes=32, micro_rows=4),
+     r"vec_bytes must be one of \(1, 2, 4, 8, 16\) and micro_rows"),     # 32-byte vectors: rows casts only
+    (dict(variant="rows", elem_bytes=4, tile_rows=64, tile_cols=64, threads=256, vec_bytes=32, layout="strided"),
+     "rows' 32-byte vectors are for casts only"),
     (dict(variant="tile", elem_bytes=4, tile_rows=32, tile_cols=32, threads=256, swizzle="rot"), "swizzle"),
 ])
 def test_invalid_configs_say_why(kwargs, why):

@@ -112,6 +112,7 @@ def test_strided_space_is_small_and_every_entry_valid(e):
         assert [c for c in got if c.family is fam] == cfgs
     rows = [c for c in got if c.variant == "rows"]
     assert any(c.vec_bytes == 16 for c in rows) and any(c.vec_bytes == e for c in rows)
+    assert max(c.vec_bytes for c in got) == 16                      # 32- and 64-byte vectors: casts only
     assert all(c.smem_bytes == 0 for c in rows)
     assert not any(c.variant == "rows" for c in default_space(e))   # rows runs no dense transpose
 

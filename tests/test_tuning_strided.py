@@ -433,5 +433,28 @@ def test_short_or_narrowed_rows_run_in_input_order():
     assert run_problem(widened, "bf16>f32") is widened
 
 
+def test_the_bshd_cast_tries_32_byte_vectors_first():
+    """(8,4096,16,64) float32 -> bfloat16 (0,2,1,3), rows of 256 B in and 128
+    out: the candidates hold rows' 32-byte vectors (2 x 16 B loaded, 16 B
+    stored) of 1, 2 and 4 rows a thread besides the 16-byte ones, and the
+    untuned rule takes the widest, of a tile row as long as the row. The
+    default verifies through the emulator on a smaller batch of the layout."""
+    from autotrans.kernels.strided import as_strided
+
+    def bshd(shape):
+        return run_problem(as_strided(layout.canonical(shape, layout.c_strides(shape, 4), 4, (0, 2, 1, 3),
+                                                       out_itemsize=2)), "f32>bf16")
+    p = bshd((8, 4096, 16, 64))
+    cfgs = strided_candidates(p, cast="f32>bf16")
+    wide = {f"rows:e4:{r}x64:t256:v32:r1:p0:none:row:strided:f32>bf16" for r in (32, 64, 128)}
+    assert wide <= {c.key for c in cfgs} and {c.vec_bytes for c in cfgs} == {4, 8, 16, 32}
+    assert cfgs[0] == default_strided(p, cast="f32>bf16")
+    assert cfgs[0].key == "rows:e4:64x64:t256:v32:r1:p0:none:row:strided:f32>bf16"
+    small = bshd((2, 40, 3, 64))
+    src, want, before = host_buffers(small, 7, "f32>bf16")
+    got = emulate_strided_many([(cfgs[0], small, src, before, 0, GUARD)])[0]
+    assert np.array_equal(got, want)
+
+
 def walked_rows(p):
     return tuple(sorted(p.rows, key=lambda d: -d.src))

@@ -4,8 +4,9 @@ its template ``FAMILY.cu``, so that adding a family touches that one folder.
 
 A family module defines VARIANTS, TEMPLATE, problems(c), smem_bytes(c),
 aligned_for(c, m, n), pointer_align(c), space(elem_bytes) (keyword arguments of
-candidate dense configs) and optionally keep(c) (a filter on the built configs)
-and blocks(c, b, m, n) (a grid other than one block per tile).
+candidate dense configs) and optionally keep(c) (a filter on the built configs),
+blocks(c, b, m, n) (a grid other than one block per tile) and WIDE_VECS
+(vec_bytes it takes beyond ELEM_SIZES; its problems(c) says when).
 Families that run strided launches (KernelConfig.layout "strided": the
 TileProblems, NdTileProblems and RowsProblems of autotrans.core.layout) also define LAYOUTS
 (the layouts they take; without it, ("dense",)), strided_problems(c, problem,

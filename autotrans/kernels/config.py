@@ -79,7 +79,8 @@ class KernelConfig:
     cast: what each element becomes on the way (CASTS; strided configs of
     families with TAKES_CASTS, no epilogue); elem_bytes is then the input's
     element size (the cast's), out_elem_bytes the output's, and vec_bytes
-    the wider of a thread's load and store (vec_elems elements of each).
+    the wider of a thread's load and store (vec_elems elements of each; rows
+    casts also take 32 and 64, moved as 16-byte accesses: rows.py's WIDE_VECS).
     The rules of each variant live in its family module (cuda_templates/FAMILY.py).
     """
 
@@ -270,8 +271,10 @@ class KernelConfig:
             p.append("threads must be a multiple of 32 in [32, 1024]")
         if not 0 <= self.pad <= max(self.tile_rows, self.tile_cols):
             p.append("pad must be between 0 and the tile side")
-        if self.vec_bytes not in ELEM_SIZES or self.micro_rows < 1:
-            p.append(f"vec_bytes must be one of {ELEM_SIZES} and micro_rows >= 1")
+        wide = getattr(self.family, "WIDE_VECS", ())   # wider vectors a family takes (rows: of casts)
+        if self.vec_bytes not in ELEM_SIZES + wide or self.micro_rows < 1:
+            p.append(f"vec_bytes must be one of {ELEM_SIZES}"
+                     + (f" (or, {self.variant} casts, {wide})" if wide else "") + " and micro_rows >= 1")
         return p or self.family.problems(self)
 
     def _cast_problems(self) -> list[str]:

@@ -55,10 +55,12 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     """The untuned rule: among the configs of this epilogue that can run the
     problem, the rows family for rows; a shift tile for 1- and 2-byte
     elements whose rows 16-byte vector tiles cannot read; else vector tiles before scalar ones;
-    the widest accesses; then the tile whose row is nearest the problem's row
-    without exceeding it (log2 distance, a longer one counting twice). An
-    NdTileProblem takes the _ND_DEFAULT tile of the best _nd_score. None when
-    none can."""
+    the widest accesses (for a cast's rows, the 32- and 64-byte vectors that
+    make both sides 16-byte accesses, where the rows allow them: rows.py's
+    WIDE_VECS, not yet timed on the GPU); then the tile whose row is nearest
+    the problem's row without exceeding it (log2 distance, a longer one
+    counting twice). An NdTileProblem takes the _ND_DEFAULT tile of the best
+    _nd_score. None when none can."""
     fits = [c for c in strided_space(problem.elem, epilogue, cast)
             if not _fit(c, problem, align, limits, epilogue, cast)]
     if not fits:
