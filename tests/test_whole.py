@@ -5,19 +5,17 @@ code run on the host matches NumPy bit for bit on every batch it takes (ragged
 last blocks, vectors that span rows and matrices, one-element sides), its
 padding spreads the store phase over the banks, and the search space offers
 it only where a block holds several matrices."""
-from collections import defaultdict
-
 import numpy as np
 import pytest
 
 from autotrans.build.compile import compile_configs
-from autotrans.emulate.banks import warp_ways
-from autotrans.emulate.emulator import blocks, emulate_many, trace
+from autotrans.emulate.emulator import blocks
 from autotrans.families import whole
 from autotrans.kernels.config import ELEM_SIZES, KernelConfig
 from autotrans.tuning.space import Limits, candidates, default_space, fit_problems
 
 from test_emulator import check, random_array   # the emulator's bit-exact check
+from test_skinny import phase_ways              # block 0's worst bank conflict per phase
 
 
 def whole_space(e):
@@ -101,18 +99,6 @@ def test_a_full_capacity_matrix_and_ragged_last_blocks():
 
 
 # -- bank conflicts ----------------------------------------------------------------
-
-def phase_ways(cfg, shape):
-    """The worst n-way conflict of block 0's shared-memory accesses per (phase, ld/st)."""
-    groups = defaultdict(list)
-    for phase, tid, seq, off, nbytes, store in trace(cfg, shape):
-        groups[(phase, seq, store, nbytes, tid // 32)].append((tid, off, nbytes))
-    worst = {}
-    for (phase, _seq, store, _nbytes, _warp), acc in groups.items():
-        k = (("load", "mid", "store")[phase], "st" if store else "ld")
-        worst[k] = max(worst.get(k, 0), warp_ways([(o, b) for _, o, b in sorted(acc)]))
-    return worst
-
 
 def test_padding_spreads_the_gather_over_the_banks():
     """(B, 32, 32) 2-byte matrices, 16-byte vectors: each lane gathers 8 rows of
