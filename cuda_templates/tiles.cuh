@@ -70,7 +70,6 @@ struct Tile {
   long long left;    // input rows from the tile's first to the matrix's last (M - r0)
   int rows, cols;    // valid input rows / columns in this tile
   bool top;          // the tile starts at its matrix's first row (r0 == 0)
-  uint32_t aux[3];   // what a template's own locate passes its phases (whole.cu: reciprocals)
 };
 
 enum { ORDER_ROW = 0, ORDER_COL = 1, ORDER_BAND = 2 };

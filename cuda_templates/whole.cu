@@ -10,7 +10,8 @@
 // thread moves up to IT vectors of each run, consecutive threads consecutive
 // vectors; a block's last matrices may be fewer than G (Tile::left). Index math is
 // 32-bit within a block (a run is at most SMEM bytes): divisions by the run's
-// row pitch, N * M and M are multiplies-high by reciprocals locate works out.
+// row pitch, N * M and M are multiplies-high by reciprocals a thread works out once.
+// (A Tile field for them, set by locate, made ptxas spill vec tiles for sm_80.)
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -50,10 +51,8 @@ struct {{ name }}_k {
   };
 
   // Block blk's run as a Tile: in / out at its first byte, ldi / ldo the input /
-  // output row pitch (N * E, M * E), left the matrices it holds (G, or the rest),
-  // aux the reciprocals (magic) of N * E, M * N and M, worked out while the loads
-  // are in flight; rows and cols are the template's (every block takes the one,
-  // guarded, path).
+  // output row pitch (N * E, M * E), left the matrices it holds (G, or the rest);
+  // rows and cols are the template's (every block takes the one, guarded, path).
   __host__ __device__ static __forceinline__ at::Tile locate(const at::Args& a, uint32_t blk) {
     const uint32_t m = (uint32_t)a.M, n = (uint32_t)a.N;     // a fitting matrix: m, n <= SMEM
     const long long g = (uint32_t)SMEM / (m * (n * E + 4u * PAD)), b0 = (long long)blk * g;
@@ -67,9 +66,6 @@ struct {{ name }}_k {
     t.rows = TR;
     t.cols = TC;
     t.top = true;
-    t.aux[0] = magic(n * E);
-    t.aux[1] = magic(m * n);
-    t.aux[2] = magic(m);
     return t;
   }
 
@@ -81,7 +77,7 @@ struct {{ name }}_k {
   template <bool FULL>
   __host__ __device__ static __forceinline__ void load(const at::Tile& t, char* s, int tid) {
     const uint32_t nv = run_bytes(t) / V, rowb = (uint32_t)t.ldi, pitch = rowb + 4u * PAD;
-    const Div byrow(rowb, t.aux[0]);
+    const Div byrow(rowb, magic(rowb));
     VecT w[IT];
 #pragma unroll
     for (int k = 0; k < IT; ++k) {  // every load in flight before the first store
@@ -112,7 +108,7 @@ struct {{ name }}_k {
   __host__ __device__ static __forceinline__ void store(const at::Tile& t, const char* s, int tid) {
     const uint32_t m_ = (uint32_t)(t.ldo / E), n_ = (uint32_t)(t.ldi / E), nv = run_bytes(t) / V;
     const uint32_t pitch = n_ * E + 4u * PAD;
-    const Div bymn(m_ * n_, t.aux[1]), bym(m_, t.aux[2]);
+    const Div bymn(m_ * n_, magic(m_ * n_)), bym(m_, magic(m_));
 #pragma unroll
     for (int k = 0; k < IT; ++k) {
       uint32_t i = tid + k * NT;
