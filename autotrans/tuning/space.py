@@ -42,6 +42,7 @@ _PTXAS_SPILLS = frozenset({
     "vec:e4:64x64:t256:v8:r1:p0:xor:row", "vec:e8:128x64:t512:v16:r1:p0:xor:band",
     "vec:e8:128x64:t512:v16:r1:p0:xor:row",
     "vec:e8:64x64:t256:v16:r1:p0:xor:band",   # 64-bit arguments: 4 bytes at 40 registers (sm_90)
+    "whole:e16:32x16:t64:v16:r1:p0:none:row", "whole:e16:32x32:t128:v16:r1:p0:none:row",   # 4 bytes (sm_80)
 })
 
 
