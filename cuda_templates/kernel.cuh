@@ -1,7 +1,7 @@
 // autotrans: the kernel skeleton every template shares: the phases of a block
 // (phases, run, run_strided, has_mid, has_block), the element-wise paths of edge
 // tiles (with the template's store epilogue, epi_of, and cast, cast_of and
-// out_elem), the kernel entries (AT_KERNEL_ENTRY, AT_STRIDED_ENTRY) and the
+// out_elem), the kernel entries (AT_KERNEL_ENTRY, AT_FIXED_ENTRY, AT_STRIDED_ENTRY) and the
 // compile-time checks that Python and C++ agree.
 #pragma once
 #include "mem.cuh"
@@ -133,6 +133,18 @@ __device__ __forceinline__ void run_strided(const StridedArgs& a, const char* in
     extern __shared__ __align__(16) char smem[];                                                  \
     at::run<NAME##_k>(at::Args{in, out, B, M, N}, smem);                                          \
   }
+// A config with a fixed shape (KernelConfig.fixed): the kernel's parameters are
+// AT_KERNEL_ENTRY's, but it moves the B_ x M_ x N_ shape it is compiled for,
+// whose sizes are constants, so the index math folds. Python launches it on
+// that shape only (backend.cuda.Kernel); B, M and N are not read.
+#define AT_FIXED_ENTRY(NAME, THREADS, B_, M_, N_)                                                 \
+  static_assert(!at::is_strided<NAME##_k>::value, "a fixed shape is for dense kernels");          \
+  extern "C" __global__ void __launch_bounds__(THREADS)                                           \
+  NAME(decltype(at::Args::in) __restrict__ in, decltype(at::Args::out) __restrict__ out,          \
+       decltype(at::Args::B), decltype(at::Args::M), decltype(at::Args::N)) {                     \
+    extern __shared__ __align__(16) char smem[];                                                  \
+    at::run<NAME##_k>(at::Args{in, out, (B_), (M_), (N_)}, smem);                                 \
+  }
 // A strided config's kernel (KernelConfig.layout "strided"): NAME(a) runs
 // at::run_strided on struct NAME_k; its one parameter is an at::StridedArgs by
 // value (AT_AGREE_STRIDED_ARGS checks its layout against Python's STRIDED_ARGS).
@@ -146,6 +158,7 @@ __device__ __forceinline__ void run_strided(const StridedArgs& a, const char* in
   }
 #else
 #define AT_KERNEL_ENTRY(NAME, THREADS)
+#define AT_FIXED_ENTRY(NAME, THREADS, B_, M_, N_)
 #define AT_STRIDED_ENTRY(NAME, THREADS)
 #endif
 

@@ -27,4 +27,4 @@ struct {{ name }}_k {
 AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
 {% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
 AT_AGREE_ARGS({{ py.args_size }}, {{ py.args_offsets | join(", ") }});
-AT_KERNEL_ENTRY({{ name }}, {{ c.threads }})
+{{ py.entry }}({{ name }}, {{ c.threads }}{{ py.fixed_args }})

@@ -253,4 +253,4 @@ struct {{ name }}_k {
 AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
 {% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
 {{ py.args_check }};
-{{ py.entry }}({{ name }}, {{ c.threads }})
+{{ py.entry }}({{ name }}, {{ c.threads }}{{ py.fixed_args }})

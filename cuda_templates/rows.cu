@@ -93,4 +93,4 @@ AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ p
 {{ py.args_check }};
 static_assert({{ name }}_k::IR == {{ c.family.geometry(c).passes }} && {{ name }}_k::IV == {{ c.family.geometry(c).vecs }},
               "rows.py's geometry() (what problems() bounds) disagrees with rows.cu's IR/IV");
-{{ py.entry }}({{ name }}, {{ c.threads }})
+{{ py.entry }}({{ name }}, {{ c.threads }}{{ py.fixed_args }})

@@ -107,4 +107,4 @@ AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ p
 {{ py.args_check }};
 static_assert({{ name }}_k::IT1 == {{ c.family.steps(c).load }} && {{ name }}_k::IT2 == {{ c.family.steps(c).store }},
               "vec.py's steps() (the register budget keep() assumes) disagrees with vec.cu's IT1/IT2");
-{{ py.entry }}({{ name }}, {{ c.threads }})
+{{ py.entry }}({{ name }}, {{ c.threads }}{{ py.fixed_args }})

@@ -131,3 +131,30 @@ def test_classic_variants_by_name():
         assert got["seed"].threads == 256 and got["seed"].tile_rows == 32
     with pytest.raises(ValueError, match="unknown classic"):
         classic("fastest", 4)
+
+
+def test_a_fixed_shape_is_part_of_the_key_and_round_trips():
+    cfg = KernelConfig.from_key("vec:e4:64x16:t128:v8:r1:p0:xor:col")
+    f = cfg.fixed_to((256, 256))
+    assert f.key == "vec:e4:64x16:t128:v8:r1:p0:xor:col@1x256x256" and f.fixed_shape == (1, 256, 256)
+    assert KernelConfig.from_key(f.key) == f and KernelConfig.from_dict(f.to_dict()) == f
+    assert f.to_dict()["fixed"] == "1x256x256" and "fixed" not in cfg.to_dict()
+    assert f.name != cfg.name and f.name.isidentifier()
+    assert f.generic() == cfg and cfg.generic() is cfg and cfg.fixed_shape is None
+    assert f.fixed_to((3, 8, 16)).fixed == "3x8x16"
+
+
+@pytest.mark.parametrize("key, why", [
+    ("vec:e4:64x16:t128:v8:r1:p0:xor:col@0x256x256", "fixed must be '' or a shape 'BxMxN'"),
+    ("vec:e4:64x16:t128:v8:r1:p0:xor:col@1x0256x256", "fixed must be '' or a shape 'BxMxN'"),
+    ("vec:e4:64x16:t128:v8:r1:p0:xor:col@1x256x257", "not 8-byte aligned"),
+    ("tile:e4:32x32:t256:v4:r1:p1:none:row:strided@1x64x64", "a fixed shape is for dense kernels"),
+    ("naive:e1:8x32:t256:v1:r1:p0:none:row@1x1x" + "9" * 12, "needs"),
+])
+def test_a_fixed_shape_that_cannot_run_is_refused(key, why):
+    with pytest.raises(ValueError, match=why):
+        KernelConfig.from_key(key)
+    with pytest.raises(ValueError, match="not a KernelConfig key"):
+        KernelConfig.from_key("vec:e4:64x16:t128:v8:r1:p0:xor:col@1x256")
+    with pytest.raises(ValueError, match="fixed must be"):
+        KernelConfig("tile", 4, 32, 32, 256, fixed="256x256")

@@ -258,3 +258,26 @@ def test_nearest_prefers_a_tuned_shape_of_the_same_size_band(tmp_path):
     put(cache, (4, 2048, 2048), config=same)          # 64 MiB: log-distance 1.39
     c = choose((4096, 4096), 4, H200, H200_LIMITS, cache, shipped=[])
     assert c.source == "nearest" and c.config == same and "4x2048x2048" in c.reason
+
+
+def test_a_fixed_shape_serves_its_own_shape_and_others_get_its_generic_config(tmp_path):
+    cache = ResultCache(tmp_path)
+    generic = KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col")
+    fixed = generic.fixed_to((2048, 2048))
+    put(cache, (2048, 2048), config=fixed)
+    exact = choose((2048, 2048), 4, H200, H200_LIMITS, cache, shipped=[])
+    assert exact.source == "exact" and exact.config == fixed
+    near = choose((2048, 4096), 4, H200, H200_LIMITS, cache, shipped=[])
+    assert near.source == "nearest" and near.config == generic and "2048x2048" in near.reason
+    assert explain((2048, 2048), "float32", fingerprint=H200, cache_dir=tmp_path).config == fixed
+
+
+def test_a_config_fixed_to_another_shape_is_never_launched():
+    from autotrans.api.launch import config_problems
+    from autotrans.backend.cuda import DeviceInfo
+    from autotrans.core.device import DeviceId
+    dev = DeviceInfo(DeviceId.from_text(H200), (9, 0), 60 << 20, 1024, 227 * 1024)
+    cfg = KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col")
+    assert config_problems(cfg.fixed_to((512, 512)), (1, 512, 512), 4, 16, dev) == []
+    assert config_problems(cfg.fixed_to((512, 512)), (1, 512, 1024), 4, 16, dev) == \
+        ["it is compiled for the shape 1x512x512 only"]

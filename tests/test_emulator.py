@@ -138,3 +138,15 @@ def test_emulator_refuses_a_grid_past_2_to_the_31(tmp_path):
     r = subprocess.run([str(build([cfg]))], input=f"run {cfg.name} 1 {2**16 * 8} {2**15 * 32} in 0 out 0 - 0\n",
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 1 and "needs 2^31 blocks or more" in r.stdout
+
+
+@pytest.mark.parametrize("key, shape", [("vec:e4:64x32:t256:v4:r1:p1:none:col", (3, 67, 132)),
+                                        ("shift:e1:64x256:t256:v16:r4:p0:xor:col", (131, 257)),
+                                        ("tile:e2:32x32:t256:v2:r1:p0:xor:row", (1, 333))])
+def test_a_fixed_shape_runs_that_shape_and_refuses_others(key, shape):
+    from autotrans.kernels.config import KernelConfig
+    cfg = KernelConfig.from_key(key).fixed_to(shape)
+    rng = np.random.default_rng(3)
+    check([(cfg, random_array(rng, shape, cfg.elem_bytes))])
+    with pytest.raises(ValueError, match="compiled for the shape"):
+        emulate_many([(cfg, random_array(rng, (2,) + shape[-2:], cfg.elem_bytes))])

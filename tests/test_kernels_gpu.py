@@ -109,3 +109,31 @@ def test_a_dimension_past_2_to_the_31():
         assert bufs.verify(loader.kernel(cfg)) is None, cfg.key
     with pytest.raises(ValueError, match="2\\^31|2\\*\\*31|blocks"):
         KernelConfig("naive", 1, 8, 32, 256).check_launch((1, 2 ** 16 * 8, 2 ** 15 * 32))
+
+
+def test_fixed_shapes_bit_exact_and_held_to_their_shape():
+    """A sample of each family compiled for one shape (KernelConfig.fixed):
+    bit-exact on it; any other shape is refused before a launch."""
+    dev = driver.device()
+    rng = np.random.default_rng(5)
+    cfgs = []
+    for e in ELEM_SIZES:
+        space = [c for c in default_space(e) if not dev.limits.problems(c.threads, c.smem_bytes)]
+        for v in sorted({c.variant for c in space}):
+            fam = [c for c in space if c.variant == v]
+            for c in (fam[0], fam[len(fam) // 2], fam[-1]):
+                cfgs += [c.fixed_to(s) for s in shapes_for(c)[-2:]]
+    assert len({c.variant for c in cfgs}) == 8 and len(cfgs) >= 150
+    compiled = compile_configs(cfgs, dev.arch)
+    failures = []
+    for cfg in cfgs:
+        kernel = loader.load(cfg, compiled[cfg.key])
+        x = random_array(rng, cfg.fixed_shape if cfg.fixed_shape[0] > 1 else cfg.fixed_shape[1:], cfg.elem_bytes)
+        got, guards_ok = run_on_gpu(kernel, x)
+        want = np.ascontiguousarray(np.swapaxes(x, -1, -2)).view(np.uint8).ravel()
+        if not guards_ok or not np.array_equal(got, want):
+            failures.append(f"{cfg.key}: guards_ok={guards_ok}, {int((got != want).sum())} wrong bytes")
+    assert not failures, "\n".join(failures[:20])
+    b, m, n = cfgs[0].fixed_shape
+    with pytest.raises(ValueError, match="compiled for the shape"):
+        loader.load(cfgs[0], compiled[cfgs[0].key])(0, 0, (b + 1, m, n))

@@ -193,3 +193,15 @@ def test_checked_runs_the_same_validation(good):
                      date=rec.date)
     with pytest.raises(ValueError, match="16-byte"):
         bad.checked()
+
+
+def test_a_config_fixed_to_its_own_shape_is_kept_and_to_another_refused(good):
+    cfg = KernelConfig.from_key(good["key"])
+    own = dict(good, config=cfg.fixed_to((1024, 1024)).to_dict(), key=cfg.fixed_to((1024, 1024)).key)
+    rec = TuneRecord.from_json(own, key())
+    assert rec.best.fixed_shape == (1, 1024, 1024) and loads(dumps(rec), key()) == rec
+    other = cfg.fixed_to((2, 1024, 1024))
+    forged = dict(good, config=other.to_dict(), key=other.key)
+    for parse in (lambda: TuneRecord.from_json(forged, key()), lambda: loads(json.dumps(forged))):
+        with pytest.raises(ValueError, match="compiled for the shape 2x1024x1024, the record is of 1x1024x1024"):
+            parse()

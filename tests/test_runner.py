@@ -1,4 +1,4 @@
-"""tuning.runner's ranking of timed candidates (no GPU)."""
+"""tuning.runner without a GPU: the ranking of timed candidates, the fixed-shape variants."""
 from autotrans.tuning.runner import ranked
 from autotrans.tuning.timing import Stats
 
@@ -18,3 +18,23 @@ def test_ranked_breaks_a_tie_by_key_whatever_the_insertion_order():
     one = {"tile:p1": _s(4.0), "tile:p0": _s(4.0), "vec": _s(5.0)}
     two = dict(reversed(list(one.items())))
     assert ranked(one, set(one)) == ranked(two, set(two)) == ["tile:p0", "tile:p1", "vec"]
+
+
+def test_fixed_variants_are_the_dense_configs_compiled_for_the_shape():
+    from autotrans.kernels.config import KernelConfig
+    from autotrans.tuning.runner import FIXED_BELOW_US, fixed_variants
+    dense = KernelConfig.from_key("vec:e4:64x16:t128:v8:r1:p0:xor:col")
+    strided = KernelConfig.from_key("tile:e4:32x32:t256:v4:r1:p1:none:row:strided")
+    done = dense.fixed_to((8, 8))
+    got = fixed_variants((1, 256, 512), [dense, strided, done], 5.0)
+    assert got == [dense.fixed_to((256, 512))] and got[0].key.endswith("@1x256x512")
+    assert fixed_variants((1, 256, 512), [dense], FIXED_BELOW_US) == []    # not latency-bound
+
+
+def test_a_spilling_variant_is_counted_and_a_failed_compile_is_not():
+    from autotrans.build.compile import Compiled
+    from autotrans.tuning.runner import _spills
+    info = {"registers": 32, "spill_stores": 4, "spill_loads": 8, "stack": 8, "smem": 0, "lmem": 0}
+    assert _spills(Compiled("k", "n", "sm_90", "obj", info)) == 12
+    assert _spills(Compiled("k", "n", "sm_90", "obj", dict(info, spill_stores=0, spill_loads=0))) == 0
+    assert _spills(Compiled("k", "n", "sm_90", error="nvcc failed")) == 0

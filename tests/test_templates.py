@@ -9,7 +9,8 @@ from autotrans.kernels.templates import render, render_unit, template_dir, templ
 VEC = KernelConfig("vec", 4, 64, 64, 128, 16, 2, 0, "xor", "col")
 
 
-@pytest.mark.parametrize("cfg", [classic("naive", 4), classic("remapped", 2), classic("padded", 8), VEC])
+@pytest.mark.parametrize("cfg", [classic("naive", 4), classic("remapped", 2), classic("padded", 8), VEC,
+                                 VEC.fixed_to((3, 64, 128))])
 def test_line_directive_is_exact(cfg):
     """Slots never add or remove lines, so #line 1 maps every rendered line to
     the same line of the template file (compiler errors point into it)."""
@@ -49,6 +50,16 @@ def test_unit_holds_many_kernels():
     assert unit.startswith('#include "common.cuh"')
     for c in cfgs:
         assert f"struct {c.name}_k {{" in unit and f"AT_KERNEL_ENTRY({c.name}, {c.threads})" in unit
+
+
+def test_a_fixed_shape_is_rendered_into_the_entry():
+    fixed = VEC.fixed_to((3, 64, 128))
+    text = render(fixed)
+    assert f"AT_FIXED_ENTRY({fixed.name}, {fixed.threads}, 3LL, 64LL, 128LL)" in text
+    assert "AT_KERNEL_ENTRY(" not in text and f"AT_KERNEL_ENTRY({VEC.name}, {VEC.threads})" in render(VEC)
+    # the kernel's code is the generic one's but for its name and the entry line
+    diff = [(a, b) for a, b in zip(render(VEC).splitlines(), text.splitlines()) if a != b.replace(fixed.name, VEC.name)]
+    assert len(diff) == 1 and "AT_FIXED_ENTRY" in diff[0][1]
 
 
 def test_templates_hash_follows_template_content(tmp_path):
@@ -172,6 +183,40 @@ def test_classic_configs_and_family_samples_compile(tmp_path):
     out = compile_configs(cfgs, "sm_90", root=tmp_path)
     bad = {k: c.error[-500:] for k, c in out.items() if not c.ok}
     assert not bad, bad
+
+
+FIXED_SHAPES = [(64, 8, 16), (5, 33, 33), (2, 48, 400), (1, 1000, 1000), (1, 4096, 4104), (1, 100003, 17),
+                (1, 17, 100003)]
+
+
+def fixed_sample(e: int) -> list[KernelConfig]:
+    """family_sample(e), each compiled for a shape of FIXED_SHAPES it can run
+    (the i-th config tries them from the i-th on)."""
+    out, k = [], len(FIXED_SHAPES)
+    for i, c in enumerate(family_sample(e)):
+        for s in FIXED_SHAPES[i % k:] + FIXED_SHAPES[:i % k]:
+            try:
+                out.append(c.fixed_to(s))
+                break
+            except ValueError:
+                continue
+    return out
+
+
+@pytest.mark.parametrize("arch", ["sm_90", pytest.param("sm_80", marks=pytest.mark.exhaustive)])
+def test_fixed_shapes_of_every_family_compile(tmp_path, arch):
+    """A sample of each family, compiled for one shape (KernelConfig.fixed):
+    every static_assert holds, and few spill (ptxas can, for one shape,
+    where the generic kernel does not; tune() leaves those out)."""
+    cfgs = [c for e in ELEM_SIZES for c in fixed_sample(e)]
+    assert {c.variant for c in cfgs} == {"naive", "remapped", "tile", "vec", "shift", "narrow", "short", "whole"}
+    assert len({c.fixed for c in cfgs}) >= 4
+    out = compile_configs(cfgs, arch, root=tmp_path)
+    bad = {k: c.error[-500:] for k, c in out.items() if not c.ok}
+    assert not bad, bad
+    spill = {k: c.info for k, c in out.items() if c.info["spill_stores"] or c.info["spill_loads"]}
+    assert all(c.info["registers"] > 0 for c in out.values())
+    assert len(spill) <= len(cfgs) // 20, spill
 
 
 def test_every_header_is_hashed_and_included(tmp_path):

@@ -14,7 +14,7 @@ from autotrans.backend import memory
 from autotrans.results.store import ResultCache, shipped_entries
 from autotrans.core.problem import as_bmn
 from autotrans.tuning.space import space_id
-from autotrans.tuning.runner import key_for
+from autotrans.tuning.runner import FIXED_BELOW_US, key_for
 
 pytestmark = pytest.mark.gpu
 
@@ -46,6 +46,11 @@ def test_tune_stores_a_verified_winner(cache_dir, shape, dtype):
     assert res.frac_memcpy == pytest.approx(res.memcpy_us / res.time_us)
     assert all(c["q1_us"] <= c["median_us"] <= c["q3_us"] for c in res.candidates)
     assert not [f for f in res.failures if f["stage"] != "compile"], res.failures
+    # the fastest configs were also timed compiled for this shape (KernelConfig.fixed)
+    # where they run under FIXED_BELOW_US
+    fixed = [c["key"] for c in res.candidates if "@" in c["key"]]
+    fast = min(c["median_us"] for c in res.candidates if "@" not in c["key"]) < FIXED_BELOW_US
+    assert bool(fixed) == fast and all(k.endswith("@" + "x".join(map(str, as_bmn(shape)))) for k in fixed)
     stored = ResultCache(cache_dir).get(key_for(as_bmn(shape), e))
     assert stored["key"] == res.best.key and stored["dtype"] == np.dtype(dtype).name
     assert len(stored["candidates"]) == len(res.candidates)

@@ -99,6 +99,8 @@ def config_problems(cfg: KernelConfig, bmn, elem_bytes: int, align: int, dev) ->
     b, m, n = bmn
     if cfg.elem_bytes != elem_bytes:
         p.append(f"it moves {cfg.elem_bytes}-byte elements, the array has {elem_bytes}-byte ones")
+    if cfg.fixed and cfg.fixed_shape != tuple(bmn):
+        p.append(f"it is compiled for the shape {cfg.fixed} only")
     if cfg.pointer_align > align:
         p.append(f"it needs {cfg.pointer_align}-byte aligned pointers, these are {align}-byte aligned")
     if not cfg.family.aligned_for(cfg, m, n):

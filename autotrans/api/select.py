@@ -2,6 +2,7 @@
 nearest tuned shape of a similar class, or a default; explain() says which and why."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
@@ -129,8 +130,8 @@ class Table:
                        size_band(key.shape, elem_bytes, self.l2), cfg.family.aligned_for, cfg.pointer_align,
                        key.text)
             self.exact.setdefault(key.shape, []).append(row)
-            if not row.fixed:
-                self.rows.append(row)
+            if not row.fixed:       # another shape's nearest takes the config without its fixed shape
+                self.rows.append(dataclasses.replace(row, cfg=cfg.generic()) if cfg.fixed else row)
 
     @staticmethod
     def _why(row: _Row, bmn, align: int) -> list[str]:

@@ -223,6 +223,13 @@ class Kernel:
             self.fn.set_max_dynamic_smem(cfg.smem_bytes)
         self._block = (cfg.threads, 1, 1)
         self._smem = cfg.smem_bytes
+        self._fixed = cfg.fixed_shape
+
+    def _check_shape(self, bmn) -> None:
+        """ValueError where a kernel compiled for one shape (KernelConfig.fixed) is given another."""
+        if self._fixed is not None and tuple(bmn) != self._fixed:
+            raise ValueError(f"{self.cfg.key} is compiled for the shape {self.cfg.fixed} only, "
+                             f"not {'x'.join(map(str, bmn))}")
 
     @property
     def ctx(self) -> int:
@@ -230,6 +237,7 @@ class Kernel:
 
     def __call__(self, src, dst, shape, stream=None) -> None:
         b, m, n = as_bmn(shape)
+        self._check_shape((b, m, n))
         try:
             self.fn.launch((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, stream_handle(stream),
                            int(src), int(dst), b, m, n)
@@ -240,6 +248,7 @@ class Kernel:
         """A fast launch(src, dst, stream=None) for one fixed shape; stream is
         None, a raw handle or a PyCUDA Stream."""
         b, m, n = as_bmn(shape)
+        self._check_shape((b, m, n))
         go = self.fn.launcher((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, b, m, n)
 
         def launch(src, dst, stream=None):

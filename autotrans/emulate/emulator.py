@@ -99,6 +99,8 @@ def emulate_many(items, offset: int = 0) -> list[Emulated]:
                 raise ValueError(f"{cfg.key} moves {cfg.elem_bytes}-byte elements, array has {x.dtype}")
             b, m, n = as_bmn(x.shape)
             cfg.check_launch((b, m, n))
+            if cfg.fixed and (b, m, n) != cfg.fixed_shape:
+                raise ValueError(f"{cfg.key} is compiled for the shape {cfg.fixed} only, not {b}x{m}x{n}")
             if not cfg.aligned_for((m, n)):
                 raise ValueError(f"{cfg.key} needs rows aligned to {cfg.vec_bytes} bytes; shape {x.shape} is not")
             inp, outp = Path(d) / f"in{i}", Path(d) / f"out{i}"   # job lines name them relative to d

@@ -42,7 +42,10 @@ _KEY = re.compile(
     r"^(?P<variant>[a-z]+):e(?P<elem_bytes>\d+):(?P<tile_rows>\d+)x(?P<tile_cols>\d+)"
     r":t(?P<threads>\d+):v(?P<vec_bytes>\d+):r(?P<micro_rows>\d+):p(?P<pad>\d+)"
     r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::(?P<layout>[a-z]+))?(?::(?P<epilogue>[a-z][a-z0-9]*))?"
-    r"(?::(?P<cast>[a-z]+[0-9]+>[a-z]+[0-9]+))?$", re.ASCII)
+    r"(?::(?P<cast>[a-z]+[0-9]+>[a-z]+[0-9]+))?(?:@(?P<fixed>[0-9]+x[0-9]+x[0-9]+))?$", re.ASCII)
+# KernelConfig.fixed: "" or a shape "BxMxN" (no leading zeros), each side in [1, MAX_FIXED_SIDE].
+_FIXED = re.compile(r"^[1-9][0-9]{0,18}x[1-9][0-9]{0,18}x[1-9][0-9]{0,18}$", re.ASCII)
+MAX_FIXED_SIDE = 2**62
 _INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad")
 MAX_TILE = 1024        # elements a tile side; bounds shared memory and the bank report
 MAX_BLOCKS = 2**31 - 1  # a launch's grid (x) limit; the kernels index blocks and tiles in 32 bits
@@ -81,6 +84,10 @@ class KernelConfig:
     element size (the cast's), out_elem_bytes the output's, and vec_bytes
     the wider of a thread's load and store (vec_elems elements of each; rows
     casts also take 32 and 64, moved as 16-byte accesses: rows.py's WIDE_VECS).
+    fixed: "" (the kernel takes any shape), or the one dense shape "BxMxN"
+    the kernel is compiled for, its sizes compile-time constants (the index
+    math folds: 2-12% faster on kernels of a few microseconds, NOTES 28);
+    launched on that shape only. tune() adds these for its fastest configs.
     The rules of each variant live in its family module (cuda_templates/FAMILY.py).
     """
 
@@ -96,7 +103,8 @@ class KernelConfig:
     order: str = "row"
     layout: str = "dense"   # after the older fields, so that positional constructions keep working
     epilogue: str = "none"  # after the others, for the same reason
-    cast: str = "none"      # last, for the same reason
+    cast: str = "none"      # after the others, for the same reason
+    fixed: str = ""         # last, for the same reason
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -115,12 +123,14 @@ class KernelConfig:
         """Stable text key; the field order is fixed here, not by the dataclass.
         Dense configs' keys carry no layout (they predate it); strided ones end
         in ``:strided``; an epilogue other than ``none`` follows (``:conj32``),
-        then a cast other than ``none`` (``:f32>bf16``)."""
+        then a cast other than ``none`` (``:f32>bf16``), then a fixed shape
+        (``@1x256x256``)."""
         return (f"{self.variant}:e{self.elem_bytes}:{self.tile_rows}x{self.tile_cols}"
                 f":t{self.threads}:v{self.vec_bytes}:r{self.micro_rows}:p{self.pad}"
                 f":{self.swizzle}:{self.order}" + ("" if self.layout == "dense" else f":{self.layout}")
                 + ("" if self.epilogue == "none" else f":{self.epilogue}")
-                + ("" if self.cast == "none" else f":{self.cast}"))
+                + ("" if self.cast == "none" else f":{self.cast}")
+                + (f"@{self.fixed}" if self.fixed else ""))
 
     @classmethod
     def from_key(cls, key: str) -> "KernelConfig":
@@ -142,9 +152,9 @@ class KernelConfig:
 
     def to_dict(self) -> dict:
         """The fields as a dict; a dense config's has no ``layout``, one
-        without an epilogue no ``epilogue`` and one without a cast no ``cast``
-        (records stored before the fields existed, and those stored since,
-        read the same)."""
+        without an epilogue no ``epilogue``, one without a cast no ``cast`` and
+        one without a fixed shape no ``fixed`` (records stored before the
+        fields existed, and those stored since, read the same)."""
         d = dataclasses.asdict(self)
         if self.layout == "dense":
             del d["layout"]
@@ -152,12 +162,14 @@ class KernelConfig:
             del d["epilogue"]
         if self.cast == "none":
             del d["cast"]
+        if not self.fixed:
+            del d["fixed"]
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelConfig":
         """A config from to_dict()'s fields (``layout`` missing: dense;
-        ``epilogue`` or ``cast`` missing: none);
+        ``epilogue`` or ``cast`` missing: none; ``fixed`` missing: "");
         ValueError for missing, extra or mistyped ones."""
         names = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(d, dict) or set(d) - names or not {"variant", "elem_bytes"} <= set(d):
@@ -166,6 +178,20 @@ class KernelConfig:
 
     def __str__(self) -> str:
         return self.key
+
+    # -- fixed shapes -----------------------------------------------------
+    @property
+    def fixed_shape(self) -> tuple[int, int, int] | None:
+        """The (B, M, N) the kernel is compiled for (``fixed``), or None."""
+        return tuple(map(int, self.fixed.split("x"))) if self.fixed else None
+
+    def fixed_to(self, shape) -> "KernelConfig":
+        """This config compiled for the one (B,) M, N ``shape`` (dense configs only)."""
+        return dataclasses.replace(self, fixed="x".join(map(str, as_bmn(shape))))
+
+    def generic(self) -> "KernelConfig":
+        """This config without a fixed shape (it takes any shape)."""
+        return dataclasses.replace(self, fixed="") if self.fixed else self
 
     # -- derived geometry -------------------------------------------------
     @property
@@ -265,6 +291,7 @@ class KernelConfig:
             p.append(f"{self.variant} kernels take the epilogues {getattr(self.family, 'EPILOGUES', ('none',))}, "
                      f"not {self.epilogue!r}")
         p += self._cast_problems()
+        p += self._fixed_problems()
         if not (_pow2(self.tile_rows) and _pow2(self.tile_cols)) or max(self.tile_rows, self.tile_cols) > MAX_TILE:
             p.append(f"tile sides must be powers of two up to {MAX_TILE}")
         if not (32 <= self.threads <= 1024 and self.threads % 32 == 0):
@@ -275,7 +302,26 @@ class KernelConfig:
         if self.vec_bytes not in ELEM_SIZES + wide or self.micro_rows < 1:
             p.append(f"vec_bytes must be one of {ELEM_SIZES}"
                      + (f" (or, {self.variant} casts, {wide})" if wide else "") + " and micro_rows >= 1")
-        return p or self.family.problems(self)
+        return p or self.family.problems(self) or self._fixed_launch_problems()
+
+    def _fixed_launch_problems(self) -> list[str]:
+        """Why this config cannot run its own fixed shape (empty when it can, or has none)."""
+        shape = self.fixed_shape
+        if shape is None:
+            return []
+        if not self.aligned_for(shape):
+            return [f"its rows of the fixed shape {self.fixed} are not {self.vec_bytes}-byte aligned"]
+        return self.launch_problems(shape)
+
+    def _fixed_problems(self) -> list[str]:
+        """Why the fixed shape does not fit this config (empty when it does)."""
+        if not self.fixed:
+            return []
+        if not _FIXED.match(self.fixed) or max(self.fixed_shape) > MAX_FIXED_SIDE:
+            return [f"fixed must be '' or a shape 'BxMxN' of sizes 1 to 2^62, not {self.fixed!r:.60}"]
+        if self.layout != "dense":
+            return ["a fixed shape is for dense kernels: layout must be 'dense'"]
+        return []
 
     def _cast_problems(self) -> list[str]:
         """Why the cast does not fit this config (empty when it does)."""

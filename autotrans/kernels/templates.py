@@ -63,11 +63,19 @@ class PythonView:
     args_offsets: tuple[int, ...]
     layout: str = "dense"
     max_batch: int = MAX_BATCH
+    fixed: tuple = ()       # the (B, M, N) of a config with a fixed shape
 
     @property
     def entry(self) -> str:
-        """The kernel entry macro (kernel.cuh) of this layout."""
-        return "AT_STRIDED_ENTRY" if self.layout == "strided" else "AT_KERNEL_ENTRY"
+        """The kernel entry macro (kernel.cuh) of this layout (and fixed shape)."""
+        if self.layout == "strided":
+            return "AT_STRIDED_ENTRY"
+        return "AT_FIXED_ENTRY" if self.fixed else "AT_KERNEL_ENTRY"
+
+    @property
+    def fixed_args(self) -> str:
+        """What follows (name, threads) in the entry: the fixed shape's sizes."""
+        return "".join(f", {x}LL" for x in self.fixed)
 
     @property
     def args_check(self) -> str:
@@ -88,13 +96,14 @@ def grid_shapes(cfg: KernelConfig) -> tuple[tuple[int, int, int], ...]:
 
 def python_view(cfg: KernelConfig) -> PythonView:
     """Python's view of cfg's kernel (strided: blocks of the (B, M, N) that
-    strided.strided_shape gives, its argument struct STRIDED_ARGS)."""
+    strided.strided_shape gives, its argument struct STRIDED_ARGS; a fixed
+    shape's sizes, which its entry takes)."""
     grid = tuple(GridSample(*s, cfg.blocks(s)) for s in grid_shapes(cfg))
     if cfg.layout == "strided":
         return PythonView(cfg.smem_bytes, cfg.threads, cfg.tile_rows, cfg.tile_cols, grid,
                           STRIDED_ARGS.size, strided_offsets(), "strided")
     return PythonView(cfg.smem_bytes, cfg.threads, cfg.tile_rows, cfg.tile_cols, grid,
-                      ARGS.size, field_offsets(ARGS.format))
+                      ARGS.size, field_offsets(ARGS.format), fixed=cfg.fixed_shape or ())
 
 
 @functools.lru_cache(maxsize=None)

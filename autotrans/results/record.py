@@ -392,6 +392,9 @@ class TuneRecord(_Fields):
                 _bad(f"device {dev.text!r} differs from the key's {key.device!r}")
         if best.elem_bytes != e:
             _bad(f"config {best.key} is for {best.elem_bytes}-byte elements, the record for {e}-byte ones")
+        if best.fixed and best.fixed_shape != shape:
+            _bad(f"config {best.key} is compiled for the shape {best.fixed}, the record is of "
+                 f"{'x'.join(map(str, shape))}")
         if obj["key"] != best_key:
             _bad(f"key {obj['key']!r:.60} is not its config's key {best.key}")
         if _dtype_size(_text(obj, "dtype")) != e:
@@ -468,7 +471,8 @@ def _plain_record(o: dict, key: CacheKey | None) -> TuneRecord | None:
         best, best_key = _config(o["config"])
         dev, l2 = _device(o["device"])
         if key is not None and (e != key.elem_bytes or shape != key.shape or dev.text != key.device) \
-                or best.elem_bytes != e or o["key"] != best_key or _dtype_size(dt) != e:
+                or best.elem_bytes != e or o["key"] != best_key or _dtype_size(dt) != e \
+                or best.fixed and best.fixed_shape != shape:
             return None
         candidates, failures = _plain_candidates(o["candidates"], e), _plain_failures(o["failures"], e)
         if candidates is None or failures is None:

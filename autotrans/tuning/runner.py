@@ -24,6 +24,9 @@ from .space import candidates, default_config, space_id
 from .verify import Buffers
 
 CUTOFF = 1.1          # a candidate this much slower than the best so far stops after 1 sample
+# tune() also times its fastest configs compiled for the shape (KernelConfig.fixed)
+# where the fastest runs under this: there the folded index math is 2-12% (NOTES 28).
+FIXED_BELOW_US = 25.0
 
 
 TuneResult = TuneRecord   # what tune() returns is the record it stores
@@ -53,8 +56,8 @@ def _time(kernel, bufs, reps: int, best: float) -> timing.Stats:
     return t.stats()
 
 
-def _run_candidates(cfgs, compiled, bufs, reps, tick):
-    timed, failures, best = {}, [], float("inf")
+def _run_candidates(cfgs, compiled, bufs, reps, tick, best: float = float("inf")):
+    timed, failures = {}, []
     for cfg in cfgs:
         c = compiled[cfg.key]
         if not c.ok:
@@ -94,11 +97,20 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     cfgs = default_first([c for c in cfgs if c.elem_bytes == e], default_config(bmn, e, dev.limits))
     if not cfgs:
         raise ValueError(f"no candidate configs for shape {bmn} and {e}-byte elements")
+    fixed = functools.partial(fixed_variants, bmn) if configs is None else None
     res = tune_candidates(cfgs, functools.partial(Buffers, bmn, e), bmn, np.dtype(dtype), str(bmn),
-                          progress=progress, reps=reps, top=top, t0=t0)
+                          progress=progress, reps=reps, top=top, t0=t0, variants=fixed)
     if save:
         ResultCache(cache_dir).put(key_for(bmn, e), res)
     return res
+
+
+def fixed_variants(bmn, cfgs, best_us: float) -> list[KernelConfig]:
+    """The dense configs of cfgs compiled for the one shape bmn
+    (KernelConfig.fixed), where the fastest runs under FIXED_BELOW_US."""
+    if best_us >= FIXED_BELOW_US:
+        return []
+    return [c.fixed_to(bmn) for c in cfgs if c.layout == "dense" and not c.fixed]
 
 
 def default_first(cfgs, first) -> list[KernelConfig]:
@@ -108,27 +120,54 @@ def default_first(cfgs, first) -> list[KernelConfig]:
 
 
 def tune_candidates(cfgs, make_buffers, bmn, dt, what: str, *, progress: bool | None, reps: int, top: int,
-                    t0: float) -> TuneRecord:
+                    t0: float, variants=None) -> TuneRecord:
     """The search tune() and tuning.strided.tune_problem share: compile cfgs,
     verify each bit-exactly on the buffers make_buffers(seed) gives (a
-    verify.TimedBuffers) and time it, re-time the ``top`` fastest
-    interleaved with a memcpy of the same bytes; the record (bmn: the shape
-    the kernels walk, dt: the dtype; t0: when tuning began), not stored.
-    RuntimeError naming ``what`` when no candidate passes verification."""
+    verify.TimedBuffers) and time it; then the same for variants(the ``top``
+    fastest configs, the fastest's median) where given (tune():
+    fixed_variants), but for those that spill; re-time the ``top`` fastest
+    of all interleaved with a memcpy of the same bytes; the record (bmn: the
+    shape the kernels walk, dt: the dtype; t0: when tuning began), not
+    stored. RuntimeError naming ``what`` when no candidate passes verification."""
     show = sys.stderr.isatty() if progress is None else progress
+    arch = driver.device().arch
     with _progress(show) as stage:
-        compiled = compile_configs(cfgs, driver.device().arch, progress=stage("compiling", len(cfgs)))
+        compiled = compile_configs(cfgs, arch, progress=stage("compiling", len(cfgs)))
         bufs = make_buffers(random.getrandbits(32))
         timed, failures = _run_candidates(cfgs, compiled, bufs, reps, stage("verifying + timing", len(cfgs)))
+        best_us = min((s.median_us for _, s in timed.values()), default=0.0)
+        extra = [c for c in (variants(_fastest(timed, top), best_us) if variants and timed else [])
+                 if c.key not in timed]
+        if extra:
+            compiled |= compile_configs(extra, arch, progress=stage("compiling variants", len(extra)))
+            spilled = [Failure(c.key, "compile", f"spills {_spills(compiled[c.key])} bytes") for c in extra
+                       if _spills(compiled[c.key])]
+            extra = [c for c in extra if not _spills(compiled[c.key])]
+            more, fails = _run_candidates(extra, compiled, bufs, reps, stage("verifying + timing", len(extra)),
+                                          best=best_us)
+            timed |= more
+            failures += spilled + fails
     if not timed:
         raise RuntimeError(f"no candidate passed verification for {what}: {failures[:3]}")
-    best_keys = sorted(timed, key=lambda k: timed[k][1].median_us)[:top]
+    best_keys = [c.key for c in _fastest(timed, top)]
     final = timing.interleaved({**{k: bufs.launcher(timed[k][0]) for k in best_keys},
                                "memcpy": bufs.memcpy_launcher()}, bufs.before)
     stats = {k: s for k, (_, s) in timed.items()} | final
     mem = stats.pop("memcpy")
     order = ranked(stats, set(best_keys))
     return _result(bmn, dt, compiled, stats, mem, order, set(best_keys), failures, bufs.nbytes, t0)
+
+
+def _spills(compiled) -> int:
+    """Bytes a compiled kernel spills (stores + loads); the space's candidates
+    never do (CI checks), a variant for one shape can, and is then left out."""
+    info = compiled.info or {}
+    return int(info.get("spill_stores", 0)) + int(info.get("spill_loads", 0)) if compiled.ok else 0
+
+
+def _fastest(timed: dict, top: int) -> list[KernelConfig]:
+    """The configs of the ``top`` fastest timed candidates (key -> (kernel, Stats)), fastest first."""
+    return [timed[k][0].cfg for k in sorted(timed, key=lambda k: timed[k][1].median_us)[:top]]
 
 
 def ranked(stats: dict, retimed: set) -> list:
