@@ -120,7 +120,7 @@ def template_file(cfg: KernelConfig) -> Path:
 def render(cfg: KernelConfig, view: PythonView | None = None) -> str:
     """One kernel's source, preceded by a #line pointing into its template.
     view: what the kernel's static_asserts check (python_view(cfg) unless given);
-    its layout (cfg.layout's) picks the kernel entry."""
+    its layout and fixed shape (cfg's) pick the kernel entry and its arguments."""
     path = template_file(cfg)
     body = _env().get_template(path.name).render(name=cfg.name, c=cfg, py=view or python_view(cfg))
     return f'#line 1 "{_c_string(str(path))}"\n{body}'
