@@ -150,3 +150,13 @@ def test_a_fixed_shape_runs_that_shape_and_refuses_others(key, shape):
     check([(cfg, random_array(rng, shape, cfg.elem_bytes))])
     with pytest.raises(ValueError, match="compiled for the shape"):
         emulate_many([(cfg, random_array(rng, (2,) + shape[-2:], cfg.elem_bytes))])
+
+
+def test_a_fixed_config_is_traced_on_its_own_shape():
+    from autotrans.emulate.emulator import trace
+    from autotrans.kernels.config import KernelConfig
+    generic = KernelConfig.from_key("tile:e4:32x32:t256:v4:r1:p1:none:row")
+    fixed = generic.fixed_to((64, 64))
+    assert trace(fixed) == trace(generic, (64, 64))
+    with pytest.raises(ValueError, match="compiled for the shape 1x64x64 only"):
+        trace(fixed, (96, 64))

@@ -128,9 +128,12 @@ def emulate(cfg: KernelConfig, x: np.ndarray) -> Emulated:
 def trace(cfg: KernelConfig, shape=None, block: int = 0) -> list[tuple[int, int, int, int, int, int]]:
     """Shared-memory accesses of one block: (phase, thread, seq, offset, bytes, store).
 
-    The default shape is two tiles by two tiles, so block 0 is an interior tile."""
-    b, m, n = as_bmn(shape or (2 * cfg.tile_rows, 2 * cfg.tile_cols))
+    The default shape is two tiles by two tiles, so block 0 is an interior tile
+    (a fixed config's: its own, the only one it takes)."""
+    b, m, n = as_bmn(shape or cfg.fixed_shape or (2 * cfg.tile_rows, 2 * cfg.tile_cols))
     cfg.check_launch((b, m, n))
+    if cfg.fixed and (b, m, n) != cfg.fixed_shape:
+        raise ValueError(f"{cfg.key} is compiled for the shape {cfg.fixed} only, not {b}x{m}x{n}")
     exe = build([cfg])
     with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
         size = b * m * n * cfg.elem_bytes
