@@ -72,20 +72,11 @@ def space(e: int):
 # -- strided problems (KernelConfig.layout "strided") -----------------------------
 
 # Strided tiles per element size (tile rows, columns, threads, swizzle): the
-# dense space's most frequent winners on the H200 grid (cache/h200.json), then
-# NARROW ones. A shift tile's last tiles overlap their neighbours, so a matrix
-# of n columns costs ceil(n / TC) * TC of them: the batched small matrices of
-# odd 3-D orders (e.g. 257 columns: 320 with 64-column tiles, 288 with 32)
-# waste less with narrow tiles (benchmarks/NOTES.md, entry 29).
-NARROW = {
-    1: ((128, 32, 128, "none"), (256, 32, 256, "none"), (64, 32, 128, "none"), (64, 64, 128, "none")),
-    2: ((64, 32, 128, "none"), (128, 32, 256, "none"), (64, 16, 128, "none"), (32, 32, 128, "none")),
-    4: ((32, 32, 128, "none"), (64, 16, 128, "none"), (128, 32, 256, "none"), (32, 16, 128, "none")),
-}
+# dense space's most frequent winners on the H200 grid (cache/h200.json).
 _STRIDED = {
-    1: ((128, 128, 256, "xor"), (64, 128, 256, "xor"), (128, 64, 128, "none"), (64, 256, 256, "xor")) + NARROW[1],
-    2: ((64, 64, 256, "none"), (128, 64, 256, "xor"), (128, 32, 512, "xor"), (64, 64, 512, "xor")) + NARROW[2],
-    4: ((64, 64, 128, "none"), (32, 64, 256, "none"), (64, 64, 256, "xor"), (64, 32, 256, "xor")) + NARROW[4],
+    1: ((128, 128, 256, "xor"), (64, 128, 256, "xor"), (128, 64, 128, "none"), (64, 256, 256, "xor")),
+    2: ((64, 64, 256, "none"), (128, 64, 256, "xor"), (128, 32, 512, "xor"), (64, 64, 512, "xor")),
+    4: ((64, 64, 128, "none"), (32, 64, 256, "none"), (64, 64, 256, "xor"), (64, 32, 256, "xor")),
 }
 
 

@@ -116,14 +116,11 @@ def keep(c) -> bool:
 # threads, micro-rows); the first of each is the untuned dense default
 # (tuning.space._DEFAULTS, from the H200) except for (1, 8), whose default is
 # over keep()'s register budget; the second (16-byte vectors) has half the sides.
-# (4, 4), what odd 4-byte pitches leave, has smaller tiles too: the batched small
-# matrices of odd 3-D orders fill them better (benchmarks/NOTES.md, entry 29).
 _STRIDED = {
     (1, 16): ((256, 256, 512, 4), (128, 128, 256, 4)), (1, 8): ((128, 128, 256, 4),),
     (1, 4): ((64, 128, 256, 4),),
     (2, 16): ((128, 128, 256, 2), (64, 64, 128, 2)), (2, 8): ((128, 128, 512, 4),), (2, 4): ((64, 64, 256, 2),),
-    (4, 16): ((64, 64, 256, 4), (32, 32, 128, 1)), (4, 8): ((64, 64, 256, 2),),
-    (4, 4): ((64, 32, 256, 1), (32, 32, 128, 1), (32, 64, 256, 1), (128, 16, 256, 1), (16, 64, 128, 1)),
+    (4, 16): ((64, 64, 256, 4), (32, 32, 128, 1)), (4, 8): ((64, 64, 256, 2),), (4, 4): ((64, 32, 256, 1),),
     (8, 16): ((32, 64, 256, 1), (16, 32, 128, 1)), (8, 8): ((64, 32, 256, 1),),
     (16, 16): ((64, 32, 256, 1), (32, 16, 128, 1)),
 }
