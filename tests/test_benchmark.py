@@ -451,3 +451,41 @@ def test_untuned_loo_covers_every_shipped_dense_shape(capsys):
     dense = [k for k, _ in shipped_entries(REPO / "cache") if len(getattr(k, "shape", ())) == 3]
     assert len(rows) == len(dense) > 100
     assert all(r.frac is None or r.frac > 0 for r in rows)
+
+
+# -- the permute benchmark's report ------------------------------------------------
+
+
+def _permute_row(target, us, peers=(), same_bytes=None, exact=True):
+    res = {"autotrans": {"median_us": us, "of_roofline": 100.0 / us}, "memcpy": {"median_us": 100.0, "of_roofline": 1.0}}
+    res |= {k: {"median_us": v, "of_roofline": 100.0 / v} for k, v in peers}
+    if same_bytes is not None:
+        res["transpose() of the same bytes"] = {"median_us": same_bytes, "of_roofline": 100.0 / same_bytes}
+    return {"name": "case", "shape": [4, 5, 6], "dtype": "float32", "axes": [2, 1, 0], "view": False,
+            "target": target, "exact": exact, "mib": 1.0, "problem": "TileProblem", "results": res,
+            "host_us": 10.0, "tuned": ""}
+
+
+@pytest.mark.parametrize("row, want", [
+    (_permute_row(">= 0.85", 110.0), []),                                           # 0.909 of the roofline
+    (_permute_row(">= 0.92", 110.0), ["0.909 of the roofline (need >= 0.92)"]),
+    (_permute_row(">= 0.85", 110.0, [("torch.compile", 105.0), ("cupy", 300.0)]), ["best peer / autotrans 0.955"]),
+    (_permute_row(">= 0.85", 110.0, [("torch eager", 111.0)]), []),
+    (_permute_row("transpose() +-3%", 110.0, same_bytes=108.0), []),               # 0.982: within 3%
+    (_permute_row("transpose() +-3%", 110.0, same_bytes=105.0), ["transpose() of the same bytes / permute() 0.955"]),
+    (_permute_row(">= torch, CuPy", 110.0, [("cupy", 120.0)]), []),
+    (_permute_row(">= 0.85", 110.0, exact=False), ["output not bit-exact"]),
+])
+def test_permute_report_lists_what_each_case_misses(row, want):
+    got = _script("permute_bench").misses(row)
+    assert len(got) == len(want) and all(g.startswith(w) for g, w in zip(got, want))
+
+
+@pytest.mark.parametrize("stem", ["permute", "permute-tuned"])
+def test_committed_permute_reports_are_their_json_rendered(stem):
+    pb = _script("permute_bench")
+    doc = json.loads((REPO / "benchmarks" / "results" / f"{stem}.json").read_text())
+    text = pb.markdown(doc)
+    assert (REPO / "benchmarks" / "results" / f"{stem}.md").read_text() == text
+    n = sum(1 for r in doc["cases"] if pb.misses(r))
+    assert f"## Targets missed: {n} of {len(doc['cases'])} cases" in text and n > 0
