@@ -181,9 +181,8 @@ def run_case(torch, cp, autotrans, time_us, reps, shape, dtype, axes, sl, conj=F
 
 PEERS = ("torch eager", "torch.compile", "cupy")
 SAME_BYTES = "transpose() of the same bytes"
-LIMITS = ("What limits the misses (measured, benchmarks/NOTES.md): the odd 3-D and 4-D orders are L2-bound "
-          "before DRAM (entry 25: (2,1,0) float32 at L2 86%, DRAM 57%); the 3-D int8 (2,1,0) shift tile moves "
-          "2.6x the read and 1.7x the write bytes through the L2 (entry 29: L2 88%, DRAM 42%).")
+LIMITS = ("What limits the misses: ncu's measurements in benchmarks/NOTES.md (entry 25: the odd 3-D and 4-D "
+          "orders; entry 29: the 3-D int8 order).")
 
 
 def misses(r) -> list[str]:

@@ -488,4 +488,4 @@ def test_committed_permute_reports_are_their_json_rendered(stem):
     text = pb.markdown(doc)
     assert (REPO / "benchmarks" / "results" / f"{stem}.md").read_text() == text
     n = sum(1 for r in doc["cases"] if pb.misses(r))
-    assert f"## Targets missed: {n} of {len(doc['cases'])} cases" in text and n > 0
+    assert f"## Targets missed: {n} of {len(doc['cases'])} cases" in text
