@@ -119,12 +119,7 @@ def main(argv=None) -> int:
     empty = ResultCache(tempfile.mkdtemp(prefix="autotrans-ab-empty-"))
     bench = bm.Bench(peers=False, tune=not args.no_tune, reps=args.reps)
     tables: dict = {}
-    rows: list = []
-    words = [w for w in re.split(r"[^a-z0-9]+", dev.id.name.lower()) if w and w != "nvidia"]
-    stem = Path(args.out) / f"{words[0] if words else 'gpu'}-untuned-ab"
-    cmd = " ".join(["python benchmarks/untuned_ab.py"] + list(sys.argv[1:] if argv is None else argv))
-    meta = f"{dev.id.text}; {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}; {cmd}"
-    doc = {"meta": meta, "neighbours": NEIGHBOURS, "reps": args.reps, "rows": rows}
+    rows = []
     try:
         for i, case in enumerate(cases):
             t = tables.setdefault(case.elem_bytes, tables_for(case.elem_bytes, dev, empty))
@@ -135,10 +130,15 @@ def main(argv=None) -> int:
                 row["us"] = time_case(bench, case, picks, not args.no_tune, args.reps)
                 print(f"[{i + 1}/{len(cases)}] {case.name}: {json.dumps(row['us'])}", flush=True)
             rows.append(row)
-            stem.with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n")   # after every case
-            stem.with_suffix(".md").write_text(markdown(doc))
     finally:
         bench.close()
+    meta = (f"{dev.id.text}; {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}; "
+            f"python benchmarks/untuned_ab.py{' ' + ' '.join(argv or sys.argv[1:]) if (argv or sys.argv[1:]) else ''}")
+    doc = {"meta": meta, "neighbours": NEIGHBOURS, "reps": args.reps, "rows": rows}
+    words = [w for w in re.split(r"[^a-z0-9]+", dev.id.name.lower()) if w and w != "nvidia"]
+    stem = Path(args.out) / f"{words[0] if words else 'gpu'}-untuned-ab"
+    stem.with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n")
+    stem.with_suffix(".md").write_text(markdown(doc))
     print(markdown(doc))
     return 0
 
