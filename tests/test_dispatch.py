@@ -19,9 +19,8 @@ H200_LIMITS = Limits(smem_per_block=232448)
 
 def put(cache, shape, e=4, device=H200, config=None, **kw):
     rec = make_record(shape, e, device, **kw)
-    if config is not None:   # a record whose one timed candidate is its winner
+    if config is not None:
         rec["config"], rec["key"] = config.to_dict(), config.key
-        rec["candidates"] = [dict(rec["candidates"][0], key=config.key)]
     cache.put(CacheKey(device, space_id(), shape, e), rec)
     return rec
 
@@ -259,57 +258,6 @@ def test_nearest_prefers_a_tuned_shape_of_the_same_size_band(tmp_path):
     put(cache, (4, 2048, 2048), config=same)          # 64 MiB: log-distance 1.39
     c = choose((4096, 4096), 4, H200, H200_LIMITS, cache, shipped=[])
     assert c.source == "nearest" and c.config == same and "4x2048x2048" in c.reason
-
-
-def put_timed(cache, shape, times: dict, e=4):
-    """A record of shape whose candidates are the configs of ``times`` (config -> µs), the fastest its winner."""
-    rec = make_record(shape, e)
-    order = sorted(times, key=times.get)
-    rec["config"], rec["key"] = order[0].to_dict(), order[0].key
-    row = rec["candidates"][0]
-    rec["candidates"] = [dict(row, key=c.key, median_us=times[c], q1_us=times[c], q3_us=times[c]) for c in order]
-    cache.put(CacheKey(H200, space_id(), shape, e), rec)
-
-
-A = KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col")
-B = KernelConfig("vec", 4, 32, 64, 128, 16, 4, 0, "xor", "col")
-C = KernelConfig("vec", 4, 128, 64, 256, 16, 4, 0, "xor", "col")   # twice A's shared memory
-
-
-def test_untuned_shapes_get_the_config_fastest_over_the_two_nearest(tmp_path):
-    """Each neighbour's winner is slow on the other; the runner-up of both wins."""
-    cache = ResultCache(tmp_path)
-    put_timed(cache, (2048, 2048), {A: 10.0, C: 10.3, B: 14.0})
-    put_timed(cache, (8192, 8192), {B: 100.0, C: 103.0, A: 140.0})
-    c = choose((4096, 4096), 4, H200, H200_LIMITS, cache, shipped=[])
-    assert c.source == "nearest" and c.config == C
-    assert "2048x2048" in c.reason and "8192x8192" in c.reason and "0.97 of their best" in c.reason
-
-
-def test_one_neighbour_gives_its_winner_and_a_tie_goes_to_the_nearer(tmp_path):
-    from autotrans.api.select import Table, usable_entries
-    cache = ResultCache(tmp_path)
-    put_timed(cache, (2048, 2048), {A: 10.0, C: 10.3, B: 14.0})
-    put_timed(cache, (8192, 8192), {B: 100.0, C: 103.0, A: 140.0})
-    entries = usable_entries(H200, 4, cache, shipped=[])
-    assert Table(entries, 4, H200_LIMITS, neighbours=1).choose((1, 3000, 3000)).config == A
-    tied = tmp_path / "tied"
-    cache = ResultCache(tied)
-    put_timed(cache, (2048, 2048), {A: 10.0})          # neither record timed the other's winner
-    put_timed(cache, (8192, 8192), {B: 100.0})
-    assert choose((1, 3000, 3000), 4, H200, H200_LIMITS, cache, shipped=[]).config == A
-    assert choose((1, 7000, 7000), 4, H200, H200_LIMITS, cache, shipped=[]).config == B
-
-
-def test_the_consensus_skips_configs_that_cannot_run_here(tmp_path):
-    """A config over the device's shared memory is not chosen."""
-    cache = ResultCache(tmp_path)
-    put_timed(cache, (2048, 2048), {A: 10.0, C: 10.3, B: 14.0})
-    put_timed(cache, (8192, 8192), {B: 100.0, C: 103.0, A: 140.0})
-    assert choose((4096, 4096), 4, H200, H200_LIMITS, cache, shipped=[]).config == C
-    small = Limits(smem_per_block=A.smem_bytes)
-    assert small.problems(C.threads, C.smem_bytes) and not small.problems(A.threads, A.smem_bytes)
-    assert choose((4096, 4096), 4, H200, small, cache, shipped=[]).config == A   # A and B tie: the nearer's
 
 
 def test_a_fixed_shape_serves_its_own_shape_and_others_get_its_generic_config(tmp_path):

@@ -21,11 +21,6 @@ SKINNY = 64          # a matrix with a side shorter than this is "skinny"
 ASPECT = 4.0         # rows/cols beyond this (either way) is "tall" or "wide"
 SIZE_BANDS = (1 / 32, 1 / 8, 1 / 2, 2)   # bytes / L2 that bound the size bands (NOTES 26)
 L2_FALLBACK = 50 << 20                    # the L2 assumed where a record does not say
-# An untuned shape gets the config fastest on average (geometric mean of its
-# fraction of each record's best) over the NEIGHBOURS nearest tuned shapes of
-# the nearest's class, among the TOP fastest configs of each; a config a
-# record did not time counts as MISSING of its best (NOTES 30).
-NEIGHBOURS, TOP, MISSING = 2, 16, 0.5
 
 Entry = tuple  # (source, CacheKey, TuneRecord); source "exact" (the user's cache) or "shipped"
 
@@ -110,7 +105,6 @@ class _Row:
     aligned: object       # the family's aligned_for(cfg, m, n)
     pointer_align: int
     text: str             # the key's text (the last tie-break)
-    fracs: dict           # generic config key -> its record's best time / its time, fastest first
 
 
 SKINNY_VARIANTS = ("narrow", "short")   # the skinny family's variants (cuda_templates/skinny.py)
@@ -122,11 +116,10 @@ class Table:
     rules and device-limit problems found once, so choosing for a new shape
     costs a short loop of arithmetic."""
 
-    def __init__(self, entries: list[Entry], elem_bytes: int, limits: Limits, neighbours: int = NEIGHBOURS):
-        self.elem_bytes, self.limits, self.neighbours = elem_bytes, limits, max(1, int(neighbours))
+    def __init__(self, entries: list[Entry], elem_bytes: int, limits: Limits):
+        self.elem_bytes, self.limits = elem_bytes, limits
         self.rows: list[_Row] = []          # rows that can run here, for nearest choices
         self.exact: dict = {}               # shape -> every row of it, in entry order
-        self._configs: dict = {}            # config key -> KernelConfig, parsed once
         entries = [(s, k, r) for s, k, r in entries if r.best.elem_bytes == elem_bytes == k.elem_bytes]
         # entries are of this device's hardware: their L2 is this device's
         self.l2 = max((r.l2_bytes for _, _, r in entries), default=0)
@@ -135,7 +128,7 @@ class Table:
             row = _Row(source, key, cfg, tuple(limits.problems(cfg.threads, cfg.smem_bytes)),
                        shape_class(key.shape, elem_bytes), tuple(math.log(x) for x in key.shape),
                        size_band(key.shape, elem_bytes, self.l2), cfg.family.aligned_for, cfg.pointer_align,
-                       key.text, _fracs(rec))
+                       key.text)
             self.exact.setdefault(key.shape, []).append(row)
             if not row.fixed:       # another shape's nearest takes the config without its fixed shape
                 self.rows.append(dataclasses.replace(row, cfg=cfg.generic()) if cfg.fixed else row)
@@ -160,86 +153,29 @@ class Table:
                               + (" (shipped with autotrans)" if row.source == "shipped" else ""))
             warnings.warn(f"autotrans: cached config {row.cfg.key} for {bmn} cannot run here "
                           f"({'; '.join(why)}); using another", RuntimeWarning, stacklevel=3)
-        ranked = self._ranked(bmn, align)
-        if not ranked:
-            cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
-            return Choice(cfg, "default", None, "no tuned result for this device and element size")
-        top, best = ranked[0]
-        same = top[:3] == (False, False, 0)
-        if not same:
-            cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
-            if cfg.variant in SKINNY_VARIANTS:   # a short side the skinny family holds whole beats another class's winner
-                return Choice(cfg, "default", None, "a short side: the skinny family's default (no tuned shape "
-                                                    "of this class)")
-        near = [row for rank, row in ranked if rank[:3] == top[:3]][:self.neighbours]
-        reason = (f"nearest tuned shape {'x'.join(map(str, best.key.shape))} ({'same' if same else 'nearest'} "
-                  f"shape class, log-distance {top[4]:.2f})")
-        if len(near) == 1:
-            return Choice(best.cfg, "nearest", best.key, reason)
-        cfg, score = self._consensus(near, bmn, align)
-        shapes = ", ".join("x".join(map(str, r.key.shape)) for r in near)
-        return Choice(cfg, "nearest", best.key, f"{reason}; fastest on average over {shapes} "
-                                                f"({score:.2f} of their best)")
-
-    def _ranked(self, bmn, align: int) -> list:
-        """(rank, row) of the rows that can run bmn, nearest first: same row
-        alignment, skinny and aspect class as bmn, size band, log-distance."""
-        want, band = shape_class(bmn, self.elem_bytes), size_band(bmn, self.elem_bytes, self.l2)
+        want, best, best_rank = shape_class(bmn, self.elem_bytes), None, None
+        band = size_band(bmn, self.elem_bytes, self.l2)
         logs, (_, m, n), dist = tuple(math.log(x) for x in bmn), bmn, math.dist
-        out = []
         for row in self.rows:
             if row.pointer_align > align or row.key.shape == bmn or not row.aligned(row.cfg, m, n):
                 continue
             c = row.cls
-            out.append(((c[0] != want[0], c[1] != want[1], abs(c[2] - want[2]), abs(row.band - band),
-                         dist(row.logs, logs), row.source != "exact", row.text), row))
-        return sorted(out, key=lambda x: x[0])
-
-    def _consensus(self, near: list, bmn, align: int) -> tuple:
-        """(config, geometric-mean fraction of best) of the config that runs bmn
-        and is fastest on average over the rows near (nearest first), among
-        the TOP fastest of each and the nearest's winner; a tie goes to the
-        nearer row's config."""
-        keys = dict.fromkeys([near[0].cfg.key] + [k for r in near for k in list(r.fracs)[:TOP]])
-        best, best_score = near[0].cfg, None
-        for k in keys:
-            cfg = self._config(k)
-            if cfg is None or not self._runs(cfg, bmn, align):
-                continue
-            score = math.exp(sum(math.log(r.fracs.get(k, MISSING)) for r in near) / len(near))
-            if best_score is None or score > best_score + 1e-12:
-                best, best_score = cfg, score
-        return best, (best_score if best_score is not None else MISSING)
-
-    def _config(self, key: str) -> KernelConfig | None:
-        if key not in self._configs:
-            try:
-                self._configs[key] = KernelConfig.from_key(key)
-            except ValueError:
-                self._configs[key] = None
-        return self._configs[key]
-
-    def _runs(self, cfg: KernelConfig, bmn, align: int) -> bool:
-        """Whether a config can move bmn here (dense, of this element size, within the device's limits)."""
-        return (cfg.layout == "dense" and not cfg.fixed and cfg.elem_bytes == self.elem_bytes
-                and cfg.pointer_align <= align and cfg.family.aligned_for(cfg, bmn[1], bmn[2])
-                and not self.limits.problems(cfg.threads, cfg.smem_bytes))
-
+            rank = (c[0] != want[0], c[1] != want[1], abs(c[2] - want[2]), abs(row.band - band),
+                    dist(row.logs, logs), row.source != "exact", row.text)
+            if best_rank is None or rank < best_rank:
+                best, best_rank = row, rank
+        same = best is not None and best_rank[:3] == (False, False, 0)
+        if best is not None and not same:
+            cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
+            if cfg.variant in SKINNY_VARIANTS:   # a short side the skinny family holds whole beats another class's winner
+                return Choice(cfg, "default", None, "a short side: the skinny family's default (no tuned shape "
+                                                    "of this class)")
+        if best is not None:
+            return Choice(best.cfg, "nearest", best.key, f"nearest tuned shape {'x'.join(map(str, best.key.shape))} "
+                                                         f"({'same' if same else 'nearest'} shape class, "
+                                                         f"log-distance {best_rank[4]:.2f})")
         cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
         return Choice(cfg, "default", None, "no tuned result for this device and element size")
-
-
-def _fracs(rec: TuneRecord) -> dict:
-    """Generic config key -> the record's best candidate time / its time, fastest first."""
-    times = [(c.median_us, c.key) for c in rec.candidates if c.median_us > 0]
-    if not times:
-        return {rec.best.generic().key: 1.0}
-    best = min(t for t, _ in times)
-    out: dict = {}
-    for t, k in sorted(times):
-        if "@" not in k:
-            out.setdefault(k, best / t)
-    return out or {rec.best.generic().key: 1.0}
 
 
 def choose(shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
