@@ -55,7 +55,8 @@ template <class K> struct has_mid<K, decltype(void(K::MID))> { static constexpr 
 // The kernel body shared by every template. K is a template's struct: its
 // geometry (TR, TC, E, NT) and its phases, load (global -> shared), optionally
 // mid, and store (shared -> global). Interior tiles take the unpredicated,
-// vectorised path (FULL = true); edge tiles take a predicated element-wise path.
+// vectorised path (FULL = true); edge tiles a predicated one (element-wise, or
+// vec.cu's guarded vectors where the tile's valid part is whole vectors).
 template <class K, bool FULL>
 __device__ __forceinline__ void phases(const Tile& t, char* smem) {
   K::template load<FULL>(t, smem, threadIdx.x);

@@ -10,7 +10,10 @@
 // store paths apply the config's epilogue (at::epilogue): elements, and so
 // vectors, are whole epilogue groups (vec.py); or its cast (at::cast_vec):
 // shared memory holds input elements, K = V / max(E, EO) a vector, loads move
-// VI = K * E bytes and stores VO = K * EO (without a cast both are V).
+// VI = K * E bytes and stores VO = K * EO (without a cast both are V). Edge
+// tiles whose valid rows and columns are whole vectors move the same vectors in
+// a rolled, guarded loop (load_edge, store_edge: few registers, so the full
+// path keeps its own); other edge tiles go element-wise.
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -72,8 +75,47 @@ struct {{ name }}_k {
           at::sts<ChunkT>(s, off(rg * R, vc * K + e), at::pack<ChunkT>(o));
         }
       }
+    } else if (whole_vectors(t)) {
+      load_edge(t, s, tid);
     } else {
       at::load_elems<{{ name }}_k>(t, s, tid);
+    }
+  }
+
+  // Whether an edge tile's valid rows and columns are whole vectors (multiples
+  // of K: always so for dense configs, whose rows are vector-aligned).
+  __host__ __device__ static __forceinline__ bool whole_vectors(const at::Tile& t) {
+    return t.rows % K == 0 && t.cols % K == 0;
+  }
+
+  // An edge tile of whole vectors: load's steps, one at a time, where they lie inside.
+  __host__ __device__ static __forceinline__ void load_edge(const at::Tile& t, char* s, int tid) {
+    constexpr int VPR = TC / K;
+#pragma unroll 1
+    for (int i = tid; i < (TR / R) * VPR; i += NT) {
+      int rg = i / VPR, vc = i % VPR;
+      if (rg * R >= t.rows || vc * K >= t.cols) continue;
+      VecT w[R];
+#pragma unroll
+      for (int q = 0; q < R; ++q) w[q] = at::ldg<VecT>(t.in + (unsigned long long)(uint32_t)(rg * R + q) * t.ldi + vc * VI);
+#pragma unroll
+      for (int e = 0; e < K; ++e) {
+        uint32_t o[CW];
+        at::gather<E, R>(w, e, o);
+        at::sts<ChunkT>(s, off(rg * R, vc * K + e), at::pack<ChunkT>(o));
+      }
+    }
+  }
+
+  // An edge tile of whole vectors: store's steps, one at a time, where they lie inside.
+  __host__ __device__ static __forceinline__ void store_edge(const at::Tile& t, const char* s, int tid) {
+    constexpr int VPC = TR / K;
+#pragma unroll 1
+    for (int i = tid; i < TC * VPC; i += NT) {
+      int c = i / VPC, vr = i % VPC;
+      if (c >= t.cols || vr * K >= t.rows) continue;
+      at::stg<VecOT>(t.out + (unsigned long long)(uint32_t)c * t.ldo + vr * VO,
+                     at::epilogue<EPI>(at::cast_vec<CAST, VecT, VecOT>(at::lds<VecT>(s, off(vr * K, c)))));
     }
   }
 
@@ -95,6 +137,8 @@ struct {{ name }}_k {
                                      : t.out + (unsigned long long)(uint32_t)c * t.ldo + vr * VO,
                        at::epilogue<EPI>(at::cast_vec<CAST, VecT, VecOT>(v[k])));
       }
+    } else if (whole_vectors(t)) {
+      store_edge(t, s, tid);
     } else {
       at::store_elems<{{ name }}_k>(t, s, tid);
     }

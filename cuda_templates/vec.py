@@ -133,7 +133,7 @@ def strided_problems(c, problem, align: int) -> list[str]:
     batch strides are multiples of the vectors (vec_bytes; with a cast, the
     input's of vi, the output's of vo) and pointers (align: the largest power
     of two dividing both) of vec_bytes. Matrix sides may be anything (edge
-    tiles go element-wise)."""
+    tiles of whole vectors move guarded vectors, others go element-wise)."""
     if not isinstance(problem, TileProblem):
         return [f"vec moves TileProblems, not {type(problem).__name__}"]
     e, v = c.elem_bytes, c.vec_bytes

@@ -160,3 +160,22 @@ def test_a_fixed_config_is_traced_on_its_own_shape():
     assert trace(fixed) == trace(generic, (64, 64))
     with pytest.raises(ValueError, match="compiled for the shape 1x64x64 only"):
         trace(fixed, (96, 64))
+
+
+@pytest.mark.parametrize("key", ["vec:e1:64x64:t128:v8:r4:p0:xor:row", "vec:e4:32x32:t64:v16:r4:p0:xor:row",
+                                 "vec:e8:32x32:t128:v16:r2:p0:xor:row", "vec:e2:128x128:t256:v16:r8:p0:xor:col"])
+def test_edge_tiles_of_whole_vectors_move_vectors(key):
+    """The corner tile of a (TR + K) x (TC + K) matrix holds K x K elements:
+    its load phase stores K / R * K chunks of R elements and its store phase
+    reads K vectors, as interior tiles do, not K * K single elements."""
+    from autotrans.emulate.emulator import trace
+    from autotrans.kernels.config import KernelConfig
+    cfg = KernelConfig.from_key(key)
+    k, r = cfg.vec_elems, cfg.micro_rows
+    acc = trace(cfg, (cfg.tile_rows + k, cfg.tile_cols + k), block=3)
+    stores = [nbytes for _, _, _, _, nbytes, store in acc if store]
+    loads = [nbytes for _, _, _, _, nbytes, store in acc if not store]
+    assert stores == [r * cfg.elem_bytes] * (k // r * k)
+    assert loads == [cfg.vec_bytes] * k
+    rng = np.random.default_rng(5)
+    check([(cfg, random_array(rng, (cfg.tile_rows + k, cfg.tile_cols + k), cfg.elem_bytes))])
