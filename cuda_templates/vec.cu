@@ -11,9 +11,9 @@
 // vectors, are whole epilogue groups (vec.py); or its cast (at::cast_vec):
 // shared memory holds input elements, K = V / max(E, EO) a vector, loads move
 // VI = K * E bytes and stores VO = K * EO (without a cast both are V). Edge
-// tiles whose valid rows and columns are whole vectors move the same vectors in
-// a rolled, guarded loop (load_edge, store_edge: few registers, so the full
-// path keeps its own); other edge tiles go element-wise.
+// tiles whose valid rows and columns are whole vectors read and write global
+// memory in the same vectors, in rolled, guarded loops (load_edge, store_edge:
+// few registers, so the full path keeps its own); other edge tiles go element-wise.
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -88,22 +88,19 @@ struct {{ name }}_k {
     return t.rows % K == 0 && t.cols % K == 0;
   }
 
-  // An edge tile of whole vectors: load's steps, one at a time, where they lie inside.
+  // An edge tile of whole vectors: each step reads one vector of an input row
+  // and stores its K elements to shared memory one by one (gathering R rows, as
+  // load does, would raise the registers of the whole kernel).
   __host__ __device__ static __forceinline__ void load_edge(const at::Tile& t, char* s, int tid) {
     constexpr int VPR = TC / K;
 #pragma unroll 1
-    for (int i = tid; i < (TR / R) * VPR; i += NT) {
-      int rg = i / VPR, vc = i % VPR;
-      if (rg * R >= t.rows || vc * K >= t.cols) continue;
-      VecT w[R];
+    for (int i = tid; i < TR * VPR; i += NT) {
+      int r = i / VPR, vc = i % VPR;
+      if (r >= t.rows || vc * K >= t.cols) continue;
+      union { VecT v; ElemT e[K]; } w;
+      w.v = at::ldg<VecT>(t.in + (unsigned long long)(uint32_t)r * t.ldi + vc * VI);
 #pragma unroll
-      for (int q = 0; q < R; ++q) w[q] = at::ldg<VecT>(t.in + (unsigned long long)(uint32_t)(rg * R + q) * t.ldi + vc * VI);
-#pragma unroll
-      for (int e = 0; e < K; ++e) {
-        uint32_t o[CW];
-        at::gather<E, R>(w, e, o);
-        at::sts<ChunkT>(s, off(rg * R, vc * K + e), at::pack<ChunkT>(o));
-      }
+      for (int e = 0; e < K; ++e) at::sts<ElemT>(s, off(r, vc * K + e), w.e[e]);
     }
   }
 

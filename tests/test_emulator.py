@@ -166,16 +166,17 @@ def test_a_fixed_config_is_traced_on_its_own_shape():
                                  "vec:e8:32x32:t128:v16:r2:p0:xor:row", "vec:e2:128x128:t256:v16:r8:p0:xor:col"])
 def test_edge_tiles_of_whole_vectors_move_vectors(key):
     """The corner tile of a (TR + K) x (TC + K) matrix holds K x K elements:
-    its load phase stores K / R * K chunks of R elements and its store phase
-    reads K vectors, as interior tiles do, not K * K single elements."""
+    its load phase reads K vectors and stores their K * K elements to shared
+    memory; its store phase reads K vectors of shared memory, as interior tiles
+    do (and stores them as vectors), not K * K single elements."""
     from autotrans.emulate.emulator import trace
     from autotrans.kernels.config import KernelConfig
     cfg = KernelConfig.from_key(key)
-    k, r = cfg.vec_elems, cfg.micro_rows
+    k = cfg.vec_elems
     acc = trace(cfg, (cfg.tile_rows + k, cfg.tile_cols + k), block=3)
     stores = [nbytes for _, _, _, _, nbytes, store in acc if store]
     loads = [nbytes for _, _, _, _, nbytes, store in acc if not store]
-    assert stores == [r * cfg.elem_bytes] * (k // r * k)
+    assert stores == [cfg.elem_bytes] * (k * k)
     assert loads == [cfg.vec_bytes] * k
     rng = np.random.default_rng(5)
     check([(cfg, random_array(rng, (cfg.tile_rows + k, cfg.tile_cols + k), cfg.elem_bytes))])
