@@ -75,12 +75,17 @@ struct {{ name }}_k {
           at::sts<ChunkT>(s, off(rg * R, vc * K + e), at::pack<ChunkT>(o));
         }
       }
-    } else if (whole_vectors(t)) {
+    } else if (EDGE_LOADS && whole_vectors(t)) {
       load_edge(t, s, tid);
     } else {
       at::load_elems<{{ name }}_k>(t, s, tid);
     }
   }
+
+  // Whether edge tiles load vectors (load_edge): not for configs at vec.py
+  // keep()'s budget of 16 vectors a thread, where load_edge's registers made
+  // ptxas spill for sm_80 (vec:e2:128x128:t256:v16:r8 row and band walks).
+  static constexpr bool EDGE_LOADS = IT1 * R + IT2 < 16;
 
   // Whether an edge tile's valid rows and columns are whole vectors (multiples
   // of K: always so for dense configs, whose rows are vector-aligned).
