@@ -226,6 +226,36 @@ def test_peers_that_did_not_run_are_left_out_of_the_peer_target():
     assert checks_of(none)["peer"].met is None
 
 
+class _Pointed:
+    """What a framework hands back: a C-contiguous array of ``shape`` at device address ``ptr``."""
+
+    def __init__(self, ptr, shape):
+        self.ptr, self.shape = ptr, shape
+
+    def data_ptr(self):
+        return self.ptr
+
+    def is_contiguous(self):
+        return True
+
+
+def test_a_peer_returning_its_input_is_a_view_not_a_transpose():
+    """torch.compile's t.mT.contiguous() of a (N, 1) tensor is the tensor
+    itself: the check calls that a view (not timed), and the peer target
+    counts only the peers that moved bytes."""
+    from types import SimpleNamespace
+    case, data = Case((4096, 1), "float32"), SimpleNamespace(x=0x7000_0000, xc=0x7100_0000)
+    viewer = Entry("torch_compile", lambda src: _Pointed(src, case.out_shape), into_y=False)
+    assert check.output(None, viewer, case, data) == ("view", check.VIEW_NOTE)
+    wrong_shape = Entry("cupy", lambda src: _Pointed(src, case.shape), into_y=False)
+    assert check.output(None, wrong_shape, case, data)[0] == "wrong"
+    row = make_row((4096, 1), "float32", 5.0, memcpy=4.5,
+                   peers={"torch": 6.0, "torch_compile": Result("view", note=check.VIEW_NOTE)})
+    c = checks_of(row)["peer"]
+    assert c.met is True and c.value == pytest.approx(6 / 5) and "torch eager" in c.note
+    assert "view" in bm.markdown([row]).splitlines()[2]
+
+
 @pytest.mark.parametrize("nbytes_shape, dtype, frac, met", [
     ((8192, 8192), "float32", 0.93, True), ((8192, 8192), "float32", 0.91, False),   # >= 16 MiB: 0.92
     ((1024, 1024), "float32", 0.86, True), ((1024, 1024), "float32", 0.84, False),   # 1-16 MiB: 0.85
@@ -421,6 +451,21 @@ def test_one_case_end_to_end_on_the_gpu():
             data.release()
     finally:
         bench.close()
+
+
+@pytest.mark.gpu
+def test_cupy_returning_its_input_on_a_side_of_1_is_a_view_on_the_gpu():
+    """CuPy's ascontiguousarray of the swapped (4096, 1) array is the array
+    itself: shown as a view, while torch eager (a copy into our buffer) is timed."""
+    pytest.importorskip("cupy")
+    bench = bm.Bench(jax=False, torch_compile=False, tune=False, reps=3)
+    try:
+        res = bench.run_case(Case((4096, 1), "float32")).to_dict()["results"]
+    finally:
+        bench.close()
+    assert res["cupy"]["status"] == "view" and res["cupy"]["median_us"] is None, res["cupy"]
+    assert res["untuned"]["status"] == "ok"
+    assert res["torch"]["status"] in ("ok", "missing"), res["torch"]
 
 
 def test_untuned_loo_reads_the_left_out_shapes_own_time_of_the_config_chosen_without_it():

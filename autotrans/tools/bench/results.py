@@ -28,7 +28,7 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
 class Result:
     """One contender on one case. status: ok, wrong (a bit-exact check failed),
     failed (an error), missing (its library is not installed), n/a (it cannot
-    do this case), skipped."""
+    do this case), view (it returned its input: not a transpose), skipped."""
     status: str
     median_us: float | None = None
     q1_us: float | None = None
