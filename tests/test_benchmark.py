@@ -534,3 +534,60 @@ def test_committed_permute_reports_are_their_json_rendered(stem):
     assert (REPO / "benchmarks" / "results" / f"{stem}.md").read_text() == text
     n = sum(1 for r in doc["cases"] if pb.misses(r))
     assert f"## Targets missed: {n} of {len(doc['cases'])} cases" in text
+
+
+def test_untuned_pool_holds_the_pick_and_the_default_and_only_the_shapes_candidates():
+    from autotrans.tuning.space import admits, default_config
+    up = _script("untuned_pool")
+    shipped = up.Shipped()
+    for case in up.cases()[::9]:
+        cfgs = up.pool(shipped, case.bmn, case.elem_bytes)
+        keys = [c.key for c in cfgs]
+        assert len(keys) == len(set(keys)) <= 2 + (up.POOL_NEAR + up.POOL_CLASS + 1) * up.POOL_PER_ROW
+        assert shipped.table(case.elem_bytes).choose(case.bmn).config.key in keys, case.name
+        assert all(admits(c, case.bmn, shipped.limits) and not c.fixed for c in cfgs)
+        default = default_config(case.bmn, case.elem_bytes, shipped.limits)
+        assert default in cfgs or not admits(default, case.bmn, shipped.limits)
+
+
+def test_untuned_pool_judges_the_pick_against_the_fastest_of_its_pool(tmp_path, capsys):
+    up = _script("untuned_pool")
+    shipped = up.Shipped()
+    case = next(c for c in up.cases() if c.name == "4096x4096:float32")
+    cfgs = up.pool(shipped, case.bmn, case.elem_bytes)
+    pick = shipped.table(4).choose(case.bmn).config.key
+    times = {c.key: {"median_us": 40.0 + i, "q1_us": 39.0, "q3_us": 41.0, "n": 15} for i, c in enumerate(cfgs)}
+    times[pick]["median_us"] = 50.0
+    best = min(times, key=lambda k: times[k]["median_us"])
+    doc = {"format": up.FORMAT, "version": 1, "meta": {"space": "x", "limits": [1024, 232448]},
+           "cases": [{"name": case.name, "bmn": list(case.bmn), "elem_bytes": 4, "times": times, "failed": {}},
+                     {"name": "1x2x2:float32", "bmn": [1, 2, 2], "elem_bytes": 4, "failed": {},
+                      "times": {"naive:e4:8x32:t256:v4:r1:p0:none:row": times[best]}}]}
+    (picked, missed), = [up.judge(doc, shipped)]
+    assert picked.config == pick and picked.frac == pytest.approx(times[best]["median_us"] / 50.0)
+    assert picked.best == best and missed.frac is None
+    text = up.report([picked, missed], worst=1)
+    assert "| all | 2 | 1 |" in text and case.name in text
+    f = tmp_path / "pool.json"
+    f.write_text(json.dumps(doc))
+    assert up.main(["--data", str(f)]) == 0 and "geomean best/pick" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("doc, why", [
+    ("[1, 2]", "not an autotrans-untuned-pool file"),
+    ('{"format": "autotrans-untuned-pool", "meta": {}, "cases": []}', "meta.limits"),
+    ('{"format": "autotrans-untuned-pool", "meta": {"limits": [1024, 1]}, "cases": [{"name": "a", "bmn": [1, 0, 2], '
+     '"elem_bytes": 4, "times": {}}]}', "a malformed case"),
+    ('{"format": "autotrans-untuned-pool", "meta": {"limits": [1024, 1]}, "cases": [{"name": "a", "bmn": [1, 2, 2], '
+     '"elem_bytes": 4, "times": {"k": {"median_us": -1}}}]}', "a malformed case"),
+    ("{", "not JSON"),
+])
+def test_untuned_pool_rejects_a_bad_data_file_in_one_line(tmp_path, capsys, doc, why):
+    up = _script("untuned_pool")
+    f = tmp_path / "pool.json"
+    f.write_text(doc)
+    assert up.main(["--data", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert why in err and err.count("\n") == 1
+    assert up.main(["--data", str(tmp_path / "none.json")]) == 2
+    assert "--measure" in capsys.readouterr().err

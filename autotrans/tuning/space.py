@@ -105,23 +105,29 @@ def widest_vector(shape, elem_bytes: int) -> int:
 
 
 def candidates(shape, elem_bytes: int, limits: Limits = Limits()) -> list[KernelConfig]:
-    """The default space, constrained to this shape and device. Vector tiles at
-    a quarter of the widest aligned width or less are left out: on the H200
-    they never came within 10% of the wider ones. Shift tiles are tried only
-    where rows are not 16-byte aligned (elsewhere vec does the same with less),
-    the band walk only where the input row pitch is a multiple of BAND_PITCH.
-    Skinny tiles run only where the shape's short side fits them (aligned_for)
-    and are tried only where it fills more than a quarter of theirs; whole
-    tiles only where a block holds at least whole.MIN_MATRICES matrices."""
-    widest = widest_vector(shape, elem_bytes)
+    """The default space, constrained to this shape and device (admits())."""
+    return [c for c in default_space(elem_bytes) if admits(c, shape, limits)]
+
+
+def admits(cfg: KernelConfig, shape, limits: Limits = Limits()) -> bool:
+    """Whether cfg is one of this shape's candidates on this device. Vector
+    tiles at a quarter of the widest aligned width or less are left out: on
+    the H200 they never came within 10% of the wider ones. Shift tiles are
+    tried only where rows are not 16-byte aligned (elsewhere vec does the same
+    with less), the band walk only where the input row pitch is a multiple of
+    BAND_PITCH. Skinny tiles run only where the shape's short side fits them
+    (aligned_for) and are tried only where it fills more than a quarter of
+    theirs; whole tiles only where a block holds at least whole.MIN_MATRICES
+    matrices."""
+    widest = widest_vector(shape, cfg.elem_bytes)
     _, m, n = as_bmn(shape)
-    banded = n * elem_bytes % BAND_PITCH == 0
-    return [c for c in default_space(elem_bytes) if not fit_problems(c, shape, limits)
+    c = cfg
+    return (not fit_problems(c, shape, limits)
             and not (c.variant == "vec" and 4 * c.vec_bytes <= widest)
             and not (c.variant == "shift" and widest >= 16)
             and not (c.variant in SKINNY and SKINNY_FILL * _skinny.side_of(c, m, n) <= _skinny.short_side(c))
             and not (c.variant == "whole" and _whole.per_block(c, m, n) < _whole.MIN_MATRICES)
-            and (banded or c.order != "band")]
+            and (n * c.elem_bytes % BAND_PITCH == 0 or c.order != "band"))
 
 
 # Untuned defaults per (element size, vector width), from tuning on the H200
