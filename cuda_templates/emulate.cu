@@ -13,6 +13,13 @@
 //     a strided kernel's launch: ARGS_FILE holds its at::StridedArgs as Python
 //     packs it (templates.STRIDED_ARGS; the pointers are replaced by IN_FILE's
 //     bytes at IN_OFF and OUT_FILE's at OUT_OFF); OUT_FILE is rewritten in place.
+//   sectors NAME B M N IN_FILE IN_OFF OUT_FILE OUT_OFF
+//     runs the launch as "run" does and prints "sectors LOADS LOAD_SECTORS
+//     STORES STORE_SECTORS LOAD_BYTES STORE_BYTES": its global-memory warp
+//     instructions and the 32-byte sectors they touch, counted from the files'
+//     starts (taken to be 256-byte aligned), loads and stores apart. A thread's
+//     n-th global access of a phase is taken to be one instruction across its
+//     warp (threads that skip an access shift the count a little).
 //   list
 //     prints "NAME NT SMEM TR TC" for every kernel.
 //   blocks NAME B M N
@@ -22,7 +29,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels.inc"
@@ -62,6 +71,43 @@ static void hook(uint32_t off, int bytes, int store) {
   ++g_seq;
 }
 
+// The sectors job: each global access as (instruction, sector), per block.
+static const char* g_gbase[2] = {nullptr, nullptr};   // the input and output files' starts
+static std::vector<std::pair<unsigned long long, unsigned long long>> g_touched;
+static unsigned long long g_insts[2], g_sectors[2], g_bytes[2];
+static int g_gseq = 0, g_glast_tid = -1, g_glast_phase = -1;
+static long long g_glast_block = -1;
+
+static void count_block() {
+  std::sort(g_touched.begin(), g_touched.end());
+  g_touched.erase(std::unique(g_touched.begin(), g_touched.end()), g_touched.end());
+  unsigned long long last = ~0ull;
+  for (const auto& t : g_touched) {
+    g_sectors[t.first & 1] += 1;
+    if (t.first != last) g_insts[t.first & 1] += 1, last = t.first;
+  }
+  g_touched.clear();
+}
+
+static void ghook(const void* p, int bytes, int store) {
+  if ((long long)at::emu_block != g_glast_block) {
+    count_block();
+    g_glast_block = at::emu_block;
+    g_glast_tid = -1;
+  }
+  if (at::emu_tid != g_glast_tid || at::emu_phase != g_glast_phase) {
+    g_gseq = 0;
+    g_glast_tid = at::emu_tid;
+    g_glast_phase = at::emu_phase;
+  }
+  unsigned long long off = (unsigned long long)((const char*)p - g_gbase[store]);
+  unsigned long long inst = ((unsigned long long)at::emu_phase << 56) | ((unsigned long long)(at::emu_tid / 32) << 32) |
+                            ((unsigned long long)g_gseq << 1) | (unsigned long long)store;
+  for (unsigned long long sec = off >> 5; sec <= (off + bytes - 1) >> 5; ++sec) g_touched.emplace_back(inst, sec);
+  g_bytes[store] += (unsigned long long)bytes;
+  ++g_gseq;
+}
+
 static std::vector<char> slurp(const char* path) {
   std::vector<char> buf;
   FILE* f = fopen(path, "rb");
@@ -87,7 +133,8 @@ static void write_out(const char* outp, const std::vector<char>& out) {
 }
 
 static int run_job(const char* name, long long B, long long M, long long N, const char* inp, long long in_off,
-                   const char* outp, long long out_off, const char* tracep, long long trace_block) {
+                   const char* outp, long long out_off, const char* tracep, long long trace_block,
+                   bool sectors = false) {
   const Entry* e = find(name);
   if (!e) {
     printf("error unknown kernel %s\n", name);
@@ -104,12 +151,25 @@ static int run_job(const char* name, long long B, long long M, long long N, cons
   g_trace_block = (uint32_t)trace_block;
   g_last_tid = g_last_phase = -1;
   at::smem_hook = hook;
+  if (sectors) {
+    g_gbase[0] = in.data(), g_gbase[1] = out.data();
+    g_insts[0] = g_insts[1] = g_sectors[0] = g_sectors[1] = g_bytes[0] = g_bytes[1] = 0;
+    g_glast_block = -1;
+    at::gmem_hook = ghook;
+  }
   bool ran = e->fn(at::Args{in.data() + in_off, out.data() + out_off, B, M, N}, smem.data());
   at::smem_hook = nullptr;
+  at::gmem_hook = nullptr;
   if (g_trace) fclose(g_trace);
   if (!ran) {
     printf("error %s: %lld x %lld x %lld needs 2^31 blocks or more\n", name, B, M, N);
     return 1;
+  }
+  if (sectors) {
+    count_block();
+    printf("sectors %llu %llu %llu %llu %llu %llu\n", g_insts[0], g_sectors[0], g_insts[1], g_sectors[1],
+           g_bytes[0], g_bytes[1]);
+    return 0;
   }
   write_out(outp, out);
   printf("ok %s\n", name);
@@ -168,6 +228,9 @@ int main() {
     } else if (sscanf(line, "run %511s %lld %lld %lld %2047s %lld %2047s %lld %2047s %lld", name, &B, &M, &N, inp,
                       &in_off, outp, &out_off, tracep, &trace_block) == 10) {
       rc |= run_job(name, B, M, N, inp, in_off, outp, out_off, tracep, trace_block);
+    } else if (sscanf(line, "sectors %511s %lld %lld %lld %2047s %lld %2047s %lld", name, &B, &M, &N, inp, &in_off,
+                      outp, &out_off) == 8) {
+      rc |= run_job(name, B, M, N, inp, in_off, outp, out_off, "-", 0, true);
     } else if (sscanf(line, "strided %511s %2047s %2047s %lld %2047s %lld", name, argp, inp, &in_off, outp,
                       &out_off) == 6) {
       rc |= run_strided(name, argp, inp, in_off, outp, out_off);

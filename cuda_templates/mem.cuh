@@ -1,6 +1,6 @@
 // autotrans: memory primitives. Every kernel access to global memory (ldg, stg)
 // and shared memory (lds, sts) goes through these, so that the host emulator can
-// watch shared memory through smem_hook; and the store epilogues (epilogue,
+// watch both (smem_hook, gmem_hook); and the store epilogues (epilogue,
 // epilogue_at) strided kernels apply to what they store.
 #pragma once
 #include <stdint.h>
@@ -23,8 +23,10 @@ template <> struct Bytes<32> { typedef Words16<2> T; };
 template <> struct Bytes<64> { typedef Words16<4> T; };
 
 // Host emulation only: called on every shared-memory access (byte offset,
-// width in bytes, 1 for a store). The emulator installs it; GPU code never reads it.
+// width in bytes, 1 for a store) and on every global one (address, width, 1 for
+// a store). The emulator installs them; GPU code never reads them.
 inline void (*smem_hook)(uint32_t off, int bytes, int store) = nullptr;
+inline void (*gmem_hook)(const void* p, int bytes, int store) = nullptr;
 
 template <typename T>
 __host__ __device__ __forceinline__ T lds(const char* smem, uint32_t off) {
@@ -44,11 +46,17 @@ __host__ __device__ __forceinline__ void sts(char* smem, uint32_t off, T v) {
 
 template <typename T>
 __host__ __device__ __forceinline__ T ldg(const char* p) {  // read-only path: the input never changes
+#ifndef __CUDA_ARCH__
+  if (gmem_hook) gmem_hook(p, (int)sizeof(T), 0);
+#endif
   return *reinterpret_cast<const T*>(p);
 }
 
 template <typename T>
 __host__ __device__ __forceinline__ void stg(char* p, T v) {
+#ifndef __CUDA_ARCH__
+  if (gmem_hook) gmem_hook(p, (int)sizeof(T), 1);
+#endif
   *reinterpret_cast<T*>(p) = v;
 }
 

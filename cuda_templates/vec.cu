@@ -10,10 +10,10 @@
 // store paths apply the config's epilogue (at::epilogue): elements, and so
 // vectors, are whole epilogue groups (vec.py); or its cast (at::cast_vec):
 // shared memory holds input elements, K = V / max(E, EO) a vector, loads move
-// VI = K * E bytes and stores VO = K * EO (without a cast both are V). Edge
-// tiles whose valid rows and columns are whole vectors read and write global
-// memory in the same vectors, in rolled, guarded loops (load_edge, store_edge:
-// few registers, so the full path keeps its own); other edge tiles go element-wise.
+// VI = K * E bytes and stores VO = K * EO (without a cast both are V). Edge tiles
+// whose valid rows and columns are whole vectors store those vectors (store_edge)
+// and, below the 16-vector register budget (EDGE_LOADS), load them (load_edge), in
+// rolled, guarded loops (few registers); other edge tiles go element-wise.
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.

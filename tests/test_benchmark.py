@@ -591,3 +591,20 @@ def test_untuned_pool_rejects_a_bad_data_file_in_one_line(tmp_path, capsys, doc,
     assert why in err and err.count("\n") == 1
     assert up.main(["--data", str(tmp_path / "none.json")]) == 2
     assert "--measure" in capsys.readouterr().err
+
+
+def test_sectors_script_puts_each_tuned_kernels_sectors_beside_its_measured_fraction(tmp_path, capsys):
+    sc = _script("sectors")
+    rows = [make_row((512, 256), "float32", 10.0, memcpy=9.0),
+            make_row((1024, 1), "float32", 3.0, memcpy=3.0)]
+    rows[1]["results"]["tuned"]["config"] = "copy"             # a side of 1: no kernel to count
+    f = tmp_path / "h.json"
+    f.write_text(json.dumps(_doc(rows)))
+    out = tmp_path / "s.md"
+    assert sc.main(["--results", str(f), "--min-mib", "0", "--out", str(out)]) == 0
+    table = [ln for ln in out.read_text().splitlines() if ln.startswith("| 512x256")]
+    assert table == ["| 512x256:float32 | 0 | `vec:e4:64x64:t256:v16:r4:p0:xor:col` | 1.000 | 1.000 | 1.000 | 0.900 |"]
+    assert "1024x1" not in out.read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert sc.main(["--results", str(bad)]) == 2 and "not an autotrans benchmark result file" in capsys.readouterr().err

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 H200 = "NVIDIA H200|sm_90|132sm|driver 580.95.05|cuda 13.0"
 A100 = "NVIDIA A100-SXM4-80GB|sm_80|108sm|driver 550.54.15|cuda 12.4"
 STALE = "0123456789abcdef-s0"
-COMMANDS = ["tune", "show", "bench", "export", "import", "clear", "report", "explain", "banks"]
+COMMANDS = ["tune", "show", "bench", "export", "import", "clear", "report", "explain", "banks", "sectors"]
 
 
 def _gpu_reason():
@@ -425,6 +425,27 @@ def test_banks_prints_a_32_way_conflict(run):
     assert "worst: load 1-way, store 32-way" in r.stdout
     r = run("banks", classic("padded", 4).key)
     assert r.returncode == 0 and "32-way" not in r.stdout and "worst: load 1-way, store 1-way" in r.stdout
+
+
+def test_sectors_prints_each_way_against_the_ideal(run):
+    r = run("sectors", "vec:e4:64x64:t256:v16:r4:p0:xor:col", "512x256")
+    assert r.returncode == 0, r.stderr
+    assert "ideal 16384 sectors each way" in r.stdout and r.stdout.count("1.000 x ideal") == 3
+    r = run("sectors", "shift:e1:128x128:t256:v16:r4:p4:none:col", "1025x1023", "--offset", "3")
+    assert r.returncode == 0, r.stderr
+    loads = float(r.stdout.split("loads")[1].split("x ideal")[0].split()[-1])
+    assert loads > 1.2 and "of a copy" in r.stdout
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["vec:e4:64x64:t256:v16:r4:p0:xor:col", "1001x1000"], "not"),
+    (["vec:e4:64x64:t256:v16:r4:p0:xor:col", "512x512", "--offset", "4"], "pointer alignment (16 B)"),
+    (["shift:e1:128x128:t256:v16:r4:p4:none:col", "512x512", "--offset", "300"], "[0, 256)"),
+    (["vec:e4:bad", "512x512"], "not a KernelConfig key"),
+    (["vec:e4:64x64:t256:v16:r4:p0:xor:col", "0x5"], "bad shape"),
+])
+def test_sectors_errors_are_one_line(run, args, needle):
+    assert_user_error(run("sectors", *args), needle)
 
 
 # -- show ---------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The ``autotrans`` command line: tune, show, bench, export, import, clear,
-report, explain and banks (one module per command or group, each with its
+report, explain, banks and sectors (one module per command or group, each with its
 subparser and run function; this module only assembles them).
 
 User errors (a bad shape, an unknown dtype, no GPU for a command that needs
@@ -16,11 +16,11 @@ import sys
 
 from ..core.paths import ENV_DIR
 from ..core.version import VERSION
-from . import banks, bench, explain, report, show, transfer, tune
+from . import banks, bench, explain, report, sectors, show, transfer, tune
 from .common import (EXIT_ERROR, EXIT_USAGE, PROG, Parser, UserError, cache_env, cache_folder, err,
                      warnings_as_lines)
 
-MODULES = (tune, show, bench, transfer, report, explain, banks)
+MODULES = (tune, show, bench, transfer, report, explain, banks, sectors)
 
 
 def build_parser() -> argparse.ArgumentParser:

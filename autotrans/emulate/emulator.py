@@ -144,6 +144,32 @@ def trace(cfg: KernelConfig, shape=None, block: int = 0) -> list[tuple[int, int,
         return [tuple(int(v) for v in line.split()) for line in tr.read_text().splitlines()]
 
 
+def sector_counts(cfg: KernelConfig, shape, offset: int = 0) -> tuple[int, int, int, int, int, int]:
+    """Global-memory traffic of one whole launch on ``shape``, from the kernel's
+    own index math: (load instructions, load sectors, store instructions,
+    store sectors, load bytes, store bytes), sectors being the 32-byte pieces
+    each warp instruction touches (emulate.cu's "sectors" job). offset: bytes
+    by which both pointers miss 256-byte alignment."""
+    b, m, n = as_bmn(shape)
+    cfg.check_launch((b, m, n))
+    if cfg.layout != "dense":
+        raise ValueError(f"{cfg.key} is a strided config: sector counts take dense configs")
+    if cfg.fixed and (b, m, n) != cfg.fixed_shape:
+        raise ValueError(f"{cfg.key} is compiled for the shape {cfg.fixed} only, not {b}x{m}x{n}")
+    if not cfg.aligned_for((m, n)):
+        raise ValueError(f"{cfg.key} needs rows aligned to {cfg.vec_bytes} bytes; shape {b}x{m}x{n} is not")
+    exe = build([cfg])
+    with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
+        size = b * m * n * cfg.elem_bytes + offset
+        (Path(d) / "in").write_bytes(bytes(size))
+        (Path(d) / "out").write_bytes(bytes(size))
+        line, = _run(exe, [f"sectors {cfg.name} {b} {m} {n} in {offset} out {offset}\n"], d)
+    word, *counts = line.split()
+    if word != "sectors" or len(counts) != 6:
+        raise RuntimeError(f"emulator: unexpected reply {line!r}")
+    return tuple(int(v) for v in counts)
+
+
 def _buffer(a, what: str) -> np.ndarray:
     if not isinstance(a, np.ndarray) or a.dtype != np.uint8 or a.ndim != 1:
         raise TypeError(f"{what} must be a 1-D uint8 array (a whole buffer), not {type(a).__name__}")

@@ -1,0 +1,65 @@
+"""Global-memory sectors of a launch, from the kernel's own index math.
+
+The addresses come from the emulator (the template code run on the host); this
+module only compares. The L2 moves 32-byte sectors: a warp instruction costs
+the sectors its threads' bytes fall in, however few of their bytes it uses.
+Moving a matrix's bytes once costs bytes / 32 sectors each way; a tile read or
+written at an odd alignment, rows read twice (overlapping tiles, a shift
+tile's extra rows) or narrow accesses cost more. Taken per instruction, with
+no L1 reuse between instructions (the loads of the vector families bypass L1).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..core.problem import as_bmn
+from ..kernels.config import KernelConfig
+from .emulator import sector_counts
+
+SECTOR = 32
+
+
+@dataclass(frozen=True)
+class Sectors:
+    """A launch's global-memory instructions and sectors, loads and stores apart."""
+    nbytes: int            # the matrix's bytes (each side moves them once at best)
+    load_insts: int
+    load_sectors: int
+    store_insts: int
+    store_sectors: int
+    load_bytes: int        # bytes the threads asked for
+    store_bytes: int
+
+    @property
+    def ideal(self) -> int:
+        """Sectors each way of moving nbytes once."""
+        return math.ceil(self.nbytes / SECTOR)
+
+    @property
+    def read_ratio(self) -> float:
+        """Load sectors over the ideal (1.0: every input byte read once, in whole sectors)."""
+        return self.load_sectors / self.ideal
+
+    @property
+    def write_ratio(self) -> float:
+        return self.store_sectors / self.ideal
+
+    @property
+    def ratio(self) -> float:
+        """Sectors both ways over the ideal both ways."""
+        return (self.load_sectors + self.store_sectors) / (2 * self.ideal)
+
+    def __str__(self) -> str:
+        return (f"loads {self.load_insts} instructions, {self.load_sectors} sectors ({self.read_ratio:.3f} x ideal); "
+                f"stores {self.store_insts} instructions, {self.store_sectors} sectors ({self.write_ratio:.3f} x ideal)")
+
+
+def sectors(cfg: KernelConfig, shape, offset: int = 0) -> Sectors:
+    """The sectors one launch of cfg on shape ((M, N) or (B, M, N)) touches;
+    offset: bytes by which the pointers miss 256-byte alignment."""
+    b, m, n = as_bmn(shape)
+    return Sectors(b * m * n * cfg.elem_bytes, *sector_counts(cfg, (b, m, n), offset))
+
+
+__all__ = ["SECTOR", "Sectors", "sectors"]

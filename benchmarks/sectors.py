@@ -1,0 +1,77 @@
+"""What limits the tuned kernels of a benchmark run: the 32-byte global-memory
+sectors each case's tuned config touches (the emulator, autotrans.emulate.sectors:
+the kernel's own index math, no GPU), beside the fraction of the roofline that
+run measured. Where the L2 is the limit (rows at odd alignments), that fraction
+is about ideal / sectors.
+
+    python benchmarks/sectors.py [--results benchmarks/results/h200.json] [--min-mib 16] [--out FILE.md]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from autotrans.emulate.sectors import sectors                 # noqa: E402
+from autotrans.kernels.config import KernelConfig             # noqa: E402
+from autotrans.tools import bench as bm                       # noqa: E402
+
+MIB = 1 << 20
+HEAD = ("| case | MiB | tuned config | loads × ideal | stores × ideal | ideal / sectors | measured of roofline |\n"
+        "|---|---:|---|---:|---:|---:|---:|\n")
+
+
+def rows_of(doc: dict, min_mib: float) -> list[dict]:
+    """The result rows of at least min_mib whose tuned kernel ran (not a copy)."""
+    out = []
+    for row in doc["rows"]:
+        t = row["results"].get("tuned") or {}
+        if (t.get("status") == "ok" and t.get("config") not in (None, "copy") and t.get("frac_roofline")
+                and row["nbytes"] >= min_mib * MIB):
+            out.append(row)
+    return out
+
+
+def line(row: dict) -> str:
+    t = row["results"]["tuned"]
+    s = sectors(KernelConfig.from_key(t["config"]), tuple(row["bmn"]))
+    return (f"| {row['name']} | {row['nbytes'] / MIB:.0f} | `{t['config']}` | {s.read_ratio:.3f} | "
+            f"{s.write_ratio:.3f} | {1 / s.ratio:.3f} | {t['frac_roofline']:.3f} |\n")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", default=str(REPO / "benchmarks" / "results" / "h200.json"),
+                    help="a bench.py result file (default: %(default)s)")
+    ap.add_argument("--min-mib", type=float, default=16.0, help="cases of at least this size (default: %(default)s)")
+    ap.add_argument("--out", help="also write the table to this markdown file")
+    args = ap.parse_args(argv)
+    try:
+        doc = bm.load_results(Path(args.results))
+    except (OSError, ValueError) as exc:
+        print(f"sectors: error: {exc}", file=sys.stderr)
+        return 2
+    meta = doc.get("meta", {})
+    text = (f"# Sectors of the tuned kernels, {Path(args.results).name}\n\n"
+            f"Measured fractions: {meta.get('gpu', '?')}, {meta.get('date', '?')} (bench.py). Sectors: the "
+            "emulator running each tuned config's index math over the whole launch on the CPU; a warp "
+            f"instruction costs the 32-byte sectors its threads touch. Cases of {args.min_mib:g} MiB and more.\n\n"
+            + HEAD)
+    print(text, end="", flush=True)
+    for row in rows_of(doc, args.min_mib):
+        try:
+            ln = line(row)
+        except ValueError as exc:       # a config or shape this version cannot run
+            ln = f"| {row['name']} | – | – | – | – | – | not counted: {str(exc)[:120]} |\n"
+        text += ln
+        print(ln, end="", flush=True)
+    if args.out:
+        Path(args.out).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

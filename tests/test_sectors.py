@@ -1,0 +1,62 @@
+"""Global-memory sectors from the emulator (autotrans.emulate.sectors): real
+nvcc, the templates' own index math run on the host, counted by hand."""
+import math
+
+import pytest
+
+from autotrans.emulate.sectors import SECTOR, sectors
+from autotrans.kernels.config import KernelConfig, classic
+
+
+def test_an_aligned_vector_tile_touches_each_sector_once_each_way():
+    cfg = KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col")
+    s = sectors(cfg, (512, 256))
+    assert s.nbytes == 512 * 256 * 4 and s.ideal == s.nbytes // SECTOR
+    assert (s.load_sectors, s.store_sectors) == (s.ideal, s.ideal) and s.ratio == 1.0
+    assert s.load_bytes == s.store_bytes == s.nbytes
+    # 16-byte accesses: a warp instruction moves 512 bytes
+    assert s.load_insts == s.store_insts == s.nbytes // 512
+
+
+def test_the_naive_kernel_writes_a_sector_per_element():
+    """naive: consecutive threads read along an input row (coalesced) and write
+    down an output column, each 4-byte store in a sector of its own."""
+    s = sectors(classic("naive", 4), (256, 256))
+    assert s.read_ratio == 1.0 and s.write_ratio == SECTOR / 4
+    assert "8.000 x ideal" in str(s)
+
+
+def test_odd_rows_cost_the_sectors_their_span_touches():
+    """A 1 x N int8 matrix of one tile row is read as it is: one row of
+    TC bytes at offset 0 spans ceil(TC / 32) sectors; at an odd pointer
+    offset one more, as the span then straddles a sector boundary."""
+    cfg = KernelConfig("shift", 1, 128, 128, 256, 16, 4, 4, "none", "col")
+    shape = (3 * 128 + 1, 2 * 128 + 1)          # odd both ways: shift tiles, overlapping last tiles
+    s0 = sectors(cfg, shape)
+    s5 = sectors(cfg, shape, offset=5)
+    assert s0.nbytes == s5.nbytes and s0.load_bytes > s0.nbytes    # the tile's K extra rows, the overlap
+    assert s0.read_ratio > 1.25 and s0.write_ratio > 1.0
+    assert s5.load_sectors != s0.load_sectors or s5.store_sectors != s0.store_sectors
+    # every access is accounted for: a sector holds 32 bytes, so no fewer than bytes / 32
+    for s in (s0, s5):
+        assert s.load_sectors >= math.ceil(s.load_bytes / SECTOR) and s.store_sectors >= math.ceil(s.store_bytes / 32)
+
+
+def test_wider_odd_tiles_touch_fewer_sectors_per_byte():
+    """What limits the odd int8 shapes (NOTES 33): a 128x256 shift tile shares
+    fewer boundary sectors per byte than a 64x128 one."""
+    shape = (1025, 1023)
+    small = sectors(KernelConfig("shift", 1, 64, 128, 256, 16, 4, 4, "none", "col"), shape)
+    wide = sectors(KernelConfig("shift", 1, 128, 256, 512, 16, 4, 4, "none", "col"), shape)
+    assert wide.ratio < small.ratio
+
+
+@pytest.mark.parametrize("cfg, shape, why", [
+    (KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col"), (1001, 1000), "aligned to 16 bytes"),
+    (KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col").fixed_to((512, 512)), (512, 1024),
+     "compiled for the shape 1x512x512 only"),
+    (KernelConfig("vec", 4, 64, 64, 256, 16, 4, 0, "xor", "col", layout="strided"), (512, 512), "strided"),
+])
+def test_configs_that_cannot_run_the_shape_are_refused(cfg, shape, why):
+    with pytest.raises(ValueError, match=why):
+        sectors(cfg, shape)
