@@ -10,7 +10,7 @@ before every launch, as the benchmark times its contenders. Without a GPU, the
 default run reads that file. It reports how today's choose() does against the
 best of each pool. Edit the rule in autotrans/api/select.py and run again.
 
-    python benchmarks/untuned_pool.py --measure [--budget-s 400] [--reps 15]   # GPU: writes --data
+    python benchmarks/untuned_pool.py --measure [--extra] [--budget-s 400] [--reps 15]   # GPU: writes --data
     python benchmarks/untuned_pool.py [--worst 10]                              # no GPU: reads --data
     python benchmarks/untuned_pool.py --plan                                    # no GPU: pool sizes
 
@@ -48,6 +48,13 @@ POOL_TIE = 0.10        # configs within this of a nearby shape's fastest
 POOL_PER_ROW = 10
 POOL_NEAR, POOL_CLASS = 4, 3
 H200_LIMITS = Limits(1024, 232448)   # --plan's device; a data file names its own
+# --extra: shift tiles of 32 KiB, outside the space (8-16 KiB), which touch fewer
+# sectors on odd shapes (NOTES 33); timed where they can run, beside the pool.
+WIDE_SHIFT = tuple(f"shift:e{e}:{t}:v16:r{4 // e}:p{4 // e}:{sw}:col" for e, t, sw in (
+    (1, "128x256:t512", "none"), (1, "128x256:t512", "xor"), (1, "256x128:t512", "none"),
+    (1, "256x128:t512", "xor"), (1, "256x128:t256", "none"), (2, "128x128:t512", "xor"),
+    (2, "128x128:t512", "none"), (2, "64x256:t512", "xor"), (2, "128x128:t256", "xor"),
+    (4, "64x128:t512", "xor"), (4, "64x128:t512", "none"), (4, "128x64:t512", "xor"), (4, "64x128:t256", "xor")))
 MIB = 1 << 20
 
 
@@ -79,8 +86,9 @@ def _near_ties(rec) -> list[str]:
     return [k for t, k in timed if t <= (1 + POOL_TIE) * timed[0][0]][:POOL_PER_ROW] if timed else []
 
 
-def pool(shipped: Shipped, bmn, e: int) -> list[KernelConfig]:
-    """The configs to time for (bmn, e): see the module's docstring."""
+def pool(shipped: Shipped, bmn, e: int, extra=()) -> list[KernelConfig]:
+    """The configs to time for (bmn, e): see the module's docstring; and the
+    keys of ``extra`` of this element size that can run it."""
     pairs, logs = shipped.pairs.get(e, []), [math.log(x) for x in bmn]
     others = [(math.dist(logs, [math.log(x) for x in k.shape]), k.text, k, r) for k, r in pairs if k.shape != bmn]
     others.sort(key=lambda t: t[:2])
@@ -90,6 +98,7 @@ def pool(shipped: Shipped, bmn, e: int) -> list[KernelConfig]:
     rows = others[:POOL_NEAR] + same[:POOL_CLASS] + [t for t in others if t[2] == choice.entry]
     keys = [choice.config.key, default_config(bmn, e, shipped.limits).key]
     keys += [k for *_, r in rows for k in _near_ties(r)]
+    keys += [k for k in extra if KernelConfig.from_key(k).elem_bytes == e]
     out = []
     for k in dict.fromkeys(keys):
         cfg = KernelConfig.from_key(k)
@@ -100,7 +109,7 @@ def pool(shipped: Shipped, bmn, e: int) -> list[KernelConfig]:
 
 # -- the GPU run ------------------------------------------------------------------
 
-def measure(out: Path, reps: int, budget_s: float) -> int:
+def measure(out: Path, reps: int, budget_s: float, extra=()) -> int:
     """Time every case's pool on this GPU into ``out`` (rewritten after each case;
     cases it already holds for this GPU and space are kept)."""
     from autotrans.backend import cuda as driver
@@ -113,13 +122,14 @@ def measure(out: Path, reps: int, budget_s: float) -> int:
     shipped = Shipped(limits=dev.limits)
     doc = _resumed(out, dev.id.text) or {"format": FORMAT, "version": 1, "meta": {
         "fingerprint": dev.id.text, "space": space_id(), "reps": reps, "pool_tie": POOL_TIE,
-        "limits": [dev.limits.max_threads, dev.limits.smem_per_block],
+        "limits": [dev.limits.max_threads, dev.limits.smem_per_block], "extra": list(extra),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "method": "each config checked bit-exactly, then all of a case's pool timed interleaved: "
                   "L2 flush, spin, CUDA events around the launch, the order rotating each repetition"},
         "cases": []}
     done = {c["name"] for c in doc["cases"]}
-    todo = [(c, pool(shipped, c.bmn, c.elem_bytes)) for c in cases() if c.name not in done]
+    extra = doc["meta"].get("extra", [])
+    todo = [(c, pool(shipped, c.bmn, c.elem_bytes, extra)) for c in cases() if c.name not in done]
     t0 = time.perf_counter()
     compiled = compile_configs([cfg for _, p in todo for cfg in p], dev.arch)
     print(f"compiled {len(compiled)} configs in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -255,6 +265,21 @@ def report(picks: list[Pick], worst: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def extras_report(doc: dict) -> str:
+    """The cases where an --extra config was timed: its fastest against the pool's fastest."""
+    extra, lines = set(doc["meta"].get("extra") or ()), []
+    for c in doc["cases"]:
+        times = {k: t["median_us"] for k, t in c["times"].items()}
+        ours = {k: t for k, t in times.items() if k in extra}
+        rest = {k: t for k, t in times.items() if k not in extra}
+        if ours and rest:
+            a, b = min(ours, key=ours.get), min(rest, key=rest.get)
+            lines.append(f"- {c['name']}: `{a}` {ours[a]:.2f} µs, pool's fastest `{b}` {rest[b]:.2f} µs "
+                         f"({rest[b] / ours[a]:.3f})")
+    return ("\nExtra configs (pool's fastest / extra's fastest; above 1: the extra is faster):\n\n"
+            + "\n".join(lines) + "\n") if lines else ""
+
+
 def plan(shipped: Shipped) -> str:
     pools = [(c, pool(shipped, c.bmn, c.elem_bytes)) for c in cases()]
     unique = {cfg.key for _, p in pools for cfg in p}
@@ -270,12 +295,14 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(DATA), help="the pool times (default: %(default)s)")
     ap.add_argument("--measure", action="store_true", help="time the pools on this GPU into --data")
     ap.add_argument("--plan", action="store_true", help="print the pools' sizes (no GPU)")
+    ap.add_argument("--extra", action="store_true",
+                    help="with --measure: also time the 32 KiB shift tiles (WIDE_SHIFT) where they can run")
     ap.add_argument("--reps", type=int, default=15, help="repetitions per pool (default: %(default)s)")
     ap.add_argument("--budget-s", type=float, default=400.0, help="start no case after this (default: %(default)s)")
     ap.add_argument("--worst", type=int, default=10, help="list this many worst picks")
     args = ap.parse_args(argv)
     if args.measure:
-        return measure(Path(args.data), max(1, args.reps), args.budget_s)
+        return measure(Path(args.data), max(1, args.reps), args.budget_s, WIDE_SHIFT if args.extra else ())
     if args.plan:
         print(plan(Shipped()), end="")
         return 0
@@ -290,7 +317,7 @@ def main(argv=None) -> int:
     if doc["meta"].get("space") != space_id():
         print(f"untuned_pool: note: {args.data} was measured for space {doc['meta'].get('space')}, "
               f"not today's {space_id()}", file=sys.stderr)
-    print(report(judge(doc, Shipped(limits=Limits(*doc["meta"]["limits"]))), args.worst), end="")
+    print(report(judge(doc, Shipped(limits=Limits(*doc["meta"]["limits"]))), args.worst) + extras_report(doc), end="")
     return 0
 
 

@@ -608,3 +608,21 @@ def test_sectors_script_puts_each_tuned_kernels_sectors_beside_its_measured_frac
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     assert sc.main(["--results", str(bad)]) == 2 and "not an autotrans benchmark result file" in capsys.readouterr().err
+
+
+def test_untuned_pool_extra_configs_join_the_pools_they_can_run_and_are_reported_apart():
+    up = _script("untuned_pool")
+    shipped = up.Shipped()
+    odd = next(c for c in up.cases() if c.name == "8191x8193:int8")
+    aligned = next(c for c in up.cases() if c.name == "8192x8192:int8")
+    extra = [k for k in up.WIDE_SHIFT if k.startswith("shift:e1:")]
+    with_extra = [c.key for c in up.pool(shipped, odd.bmn, 1, up.WIDE_SHIFT)]
+    assert set(extra) <= set(with_extra) and with_extra[:-len(extra)] == [c.key for c in up.pool(shipped, odd.bmn, 1)]
+    assert not set(up.WIDE_SHIFT) & {c.key for c in up.pool(shipped, aligned.bmn, 1, up.WIDE_SHIFT)}  # shift: odd rows only
+    t = lambda us: {"median_us": us, "q1_us": us, "q3_us": us, "n": 15}    # noqa: E731
+    doc = {"meta": {"extra": extra}, "cases": [
+        {"name": odd.name, "times": {extra[0]: t(40.0), with_extra[0]: t(44.0)}},
+        {"name": aligned.name, "times": {"vec:e1:128x128:t256:v16:r4:p0:xor:col": t(38.0)}}]}
+    text = up.extras_report(doc)
+    assert f"- {odd.name}: `{extra[0]}` 40.00 µs" in text and "(1.100)" in text and aligned.name not in text
+    assert up.extras_report({"meta": {}, "cases": doc["cases"]}) == ""
