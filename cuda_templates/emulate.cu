@@ -20,6 +20,8 @@
 //     starts (taken to be 256-byte aligned), loads and stores apart. A thread's
 //     n-th global access of a phase is taken to be one instruction across its
 //     warp (threads that skip an access shift the count a little).
+//   strided_sectors NAME ARGS_FILE IN_FILE IN_OFF OUT_FILE OUT_OFF
+//     a strided launch as "strided" runs it, counted as "sectors" counts.
 //   list
 //     prints "NAME NT SMEM TR TC" for every kernel.
 //   blocks NAME B M N
@@ -108,6 +110,19 @@ static void ghook(const void* p, int bytes, int store) {
   ++g_gseq;
 }
 
+static void start_sectors(const std::vector<char>& in, const std::vector<char>& out) {
+  g_gbase[0] = in.data(), g_gbase[1] = out.data();
+  g_insts[0] = g_insts[1] = g_sectors[0] = g_sectors[1] = g_bytes[0] = g_bytes[1] = 0;
+  g_glast_block = -1;
+  at::gmem_hook = ghook;
+}
+
+static void print_sectors() {
+  count_block();
+  printf("sectors %llu %llu %llu %llu %llu %llu\n", g_insts[0], g_sectors[0], g_insts[1], g_sectors[1], g_bytes[0],
+         g_bytes[1]);
+}
+
 static std::vector<char> slurp(const char* path) {
   std::vector<char> buf;
   FILE* f = fopen(path, "rb");
@@ -151,12 +166,7 @@ static int run_job(const char* name, long long B, long long M, long long N, cons
   g_trace_block = (uint32_t)trace_block;
   g_last_tid = g_last_phase = -1;
   at::smem_hook = hook;
-  if (sectors) {
-    g_gbase[0] = in.data(), g_gbase[1] = out.data();
-    g_insts[0] = g_insts[1] = g_sectors[0] = g_sectors[1] = g_bytes[0] = g_bytes[1] = 0;
-    g_glast_block = -1;
-    at::gmem_hook = ghook;
-  }
+  if (sectors) start_sectors(in, out);
   bool ran = e->fn(at::Args{in.data() + in_off, out.data() + out_off, B, M, N}, smem.data());
   at::smem_hook = nullptr;
   at::gmem_hook = nullptr;
@@ -166,9 +176,7 @@ static int run_job(const char* name, long long B, long long M, long long N, cons
     return 1;
   }
   if (sectors) {
-    count_block();
-    printf("sectors %llu %llu %llu %llu %llu %llu\n", g_insts[0], g_sectors[0], g_insts[1], g_sectors[1],
-           g_bytes[0], g_bytes[1]);
+    print_sectors();
     return 0;
   }
   write_out(outp, out);
@@ -177,7 +185,7 @@ static int run_job(const char* name, long long B, long long M, long long N, cons
 }
 
 static int run_strided(const char* name, const char* argp, const char* inp, long long in_off, const char* outp,
-                       long long out_off) {
+                       long long out_off, bool sectors = false) {
   const Entry* e = find(name);
   if (!e || !e->strided) {
     printf("error %s is not a strided kernel\n", name);
@@ -201,11 +209,17 @@ static int run_strided(const char* name, const char* argp, const char* inp, long
   g_trace = nullptr;
   g_last_tid = g_last_phase = -1;
   at::smem_hook = hook;
+  if (sectors) start_sectors(in, out);
   bool ran = e->strided_fn(a, smem.data());
   at::smem_hook = nullptr;
+  at::gmem_hook = nullptr;
   if (!ran) {
     printf("error %s: %lld x %lld x %lld needs 2^31 blocks or more\n", name, a.B, a.M, a.N);
     return 1;
+  }
+  if (sectors) {
+    print_sectors();
+    return 0;
   }
   write_out(outp, out);
   printf("ok %s\n", name);
@@ -231,6 +245,9 @@ int main() {
     } else if (sscanf(line, "sectors %511s %lld %lld %lld %2047s %lld %2047s %lld", name, &B, &M, &N, inp, &in_off,
                       outp, &out_off) == 8) {
       rc |= run_job(name, B, M, N, inp, in_off, outp, out_off, "-", 0, true);
+    } else if (sscanf(line, "strided_sectors %511s %2047s %2047s %lld %2047s %lld", name, argp, inp, &in_off, outp,
+                      &out_off) == 6) {
+      rc |= run_strided(name, argp, inp, in_off, outp, out_off, true);
     } else if (sscanf(line, "strided %511s %2047s %2047s %lld %2047s %lld", name, argp, inp, &in_off, outp,
                       &out_off) == 6) {
       rc |= run_strided(name, argp, inp, in_off, outp, out_off);

@@ -626,3 +626,20 @@ def test_untuned_pool_extra_configs_join_the_pools_they_can_run_and_are_reported
     text = up.extras_report(doc)
     assert f"- {odd.name}: `{extra[0]}` 40.00 µs" in text and "(1.100)" in text and aligned.name not in text
     assert up.extras_report({"meta": {}, "cases": doc["cases"]}) == ""
+
+
+def test_sectors_script_counts_a_permute_runs_strided_kernels(tmp_path, capsys):
+    sc = _script("sectors")
+    case = {"name": "BSHD->BHSD", "shape": [2, 64, 4, 64], "dtype": "float16", "axes": [0, 2, 1, 3], "view": False,
+            "tuned": "rows:e16:128x8:t256:v16:r1:p0:none:row:strided", "results": {"autotrans": {"of_roofline": 0.93}}}
+    skipped = dict(case, name="batched transpose", tuned="transpose")          # transpose()'s kernel: not strided
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps({"device": "NVIDIA H200", "date": "2026-12-03", "cases": [case, skipped]}))
+    out = tmp_path / "p.md"
+    assert sc.main(["--permute", str(f), "--out", str(out)]) == 0
+    rows = [ln for ln in out.read_text().splitlines() if ln.startswith("| BSHD")]
+    assert rows == ["| BSHD->BHSD | 2x64x4x64 | 0,2,1,3 | float16 | RowsProblem | "
+                    "`rows:e16:128x8:t256:v16:r1:p0:none:row:strided` | 1.000 | 1.000 | 1.000 | 0.930 |"]
+    assert "batched transpose" not in out.read_text()
+    f.write_text("[]")
+    assert sc.main(["--permute", str(f)]) == 2 and "not a permute_bench result file" in capsys.readouterr().err

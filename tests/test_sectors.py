@@ -60,3 +60,39 @@ def test_wider_odd_tiles_touch_fewer_sectors_per_byte():
 def test_configs_that_cannot_run_the_shape_are_refused(cfg, shape, why):
     with pytest.raises(ValueError, match=why):
         sectors(cfg, shape)
+
+
+def _strided(shape, axes, e, out=None):
+    from autotrans.api.permute import as_strided
+    from autotrans.core import layout
+    problem = layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16, out_itemsize=out)
+    return as_strided(problem, 16, "none" if out is None else {(4, 2): "f32>bf16"}[(e, out)])
+
+
+def test_rows_of_whole_sectors_move_each_sector_once():
+    """(B, S, H, D) -> (B, H, S, D) with 128-byte rows: the rows family copies whole sectors."""
+    from autotrans.emulate.sectors import strided_sectors
+    problem = _strided((2, 64, 4, 64), (0, 2, 1, 3), 2)
+    s = strided_sectors(KernelConfig.from_key("rows:e16:128x8:t256:v16:r1:p0:none:row:strided"), problem)
+    assert s.nbytes == 2 * 64 * 4 * 64 * 2 and (s.read_ratio, s.write_ratio) == (1.0, 1.0)
+
+
+def test_a_cast_counts_the_output_against_its_own_bytes():
+    from autotrans.emulate.sectors import strided_sectors
+    problem = _strided((256, 256), (1, 0), 4, out=2)
+    s = strided_sectors(KernelConfig.from_key("vec:e4:64x64:t256:v16:r4:p0:xor:col:strided:f32>bf16"), problem)
+    assert (s.nbytes, s.out_nbytes) == (256 * 256 * 4, 256 * 256 * 2)
+    assert s.store_bytes == s.out_nbytes and (s.read_ratio, s.write_ratio) == (1.0, 1.0)
+
+
+def test_an_odd_3d_order_costs_more_sectors_than_bytes():
+    """(2, 1, 0) of an odd int8 cube, as fused tiles (ndtile) of 1-byte
+    accesses: rows of 31 and 65 bytes at odd offsets span more sectors than
+    their bytes fill, so each side costs more than bytes / 32."""
+    from autotrans.core.layout import NdTileProblem
+    from autotrans.emulate.sectors import strided_sectors
+    problem = _strided((33, 65, 31), (2, 1, 0), 1)
+    assert isinstance(problem, NdTileProblem)
+    s = strided_sectors(KernelConfig.from_key("ndtile:e1:32x32:t256:v1:r1:p4:none:row:strided"), problem)
+    assert s.nbytes == 33 * 65 * 31 and s.load_bytes == s.store_bytes == s.nbytes
+    assert s.read_ratio > 1.0 and s.write_ratio > 1.0

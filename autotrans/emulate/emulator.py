@@ -164,6 +164,26 @@ def sector_counts(cfg: KernelConfig, shape, offset: int = 0) -> tuple[int, int, 
         (Path(d) / "in").write_bytes(bytes(size))
         (Path(d) / "out").write_bytes(bytes(size))
         line, = _run(exe, [f"sectors {cfg.name} {b} {m} {n} in {offset} out {offset}\n"], d)
+    return _counts(line)
+
+
+def strided_sector_counts(cfg: KernelConfig, problem) -> tuple[int, int, int, int, int, int]:
+    """sector_counts() of one strided launch of cfg moving ``problem`` (a
+    TileProblem, RowsProblem or NdTileProblem), its pointers at the starts of
+    256-byte aligned buffers that just hold the bytes it touches."""
+    (ilo, ihi), (olo, ohi) = byte_extent(problem)
+    src, dst = np.zeros(ihi - ilo, np.uint8), np.zeros(ohi - olo, np.uint8)
+    _check_strided(cfg, problem, src, dst, -ilo, -olo)
+    exe = build([cfg])
+    with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
+        (Path(d) / "args").write_bytes(pack(problem, 0, 0))
+        (Path(d) / "in").write_bytes(src.tobytes())
+        (Path(d) / "out").write_bytes(dst.tobytes())
+        line, = _run(exe, [f"strided_sectors {cfg.name} args in {-ilo} out {-olo}\n"], d)
+    return _counts(line)
+
+
+def _counts(line: str) -> tuple[int, int, int, int, int, int]:
     word, *counts = line.split()
     if word != "sectors" or len(counts) != 6:
         raise RuntimeError(f"emulator: unexpected reply {line!r}")

@@ -6,16 +6,20 @@ the sectors its threads' bytes fall in, however few of their bytes it uses.
 Moving a matrix's bytes once costs bytes / 32 sectors each way; a tile read or
 written at an odd alignment, rows read twice (overlapping tiles, a shift
 tile's extra rows) or narrow accesses cost more. Taken per instruction, with
-no L1 reuse between instructions (the loads of the vector families bypass L1).
+no L1 reuse between instructions: exact for what the SMs ask of the L2 where
+loads bypass L1 (cp.async.cg: the shift tiles), an upper bound where 4- or
+8-byte accesses of neighbouring instructions share sectors through L1, or
+stores to one sector merge in the L2 (NOTES 33 checks it against ncu).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+from ..core.layout import NdTileProblem, TileProblem
 from ..core.problem import as_bmn
 from ..kernels.config import KernelConfig
-from .emulator import sector_counts
+from .emulator import sector_counts, strided_sector_counts
 
 SECTOR = 32
 
@@ -23,18 +27,24 @@ SECTOR = 32
 @dataclass(frozen=True)
 class Sectors:
     """A launch's global-memory instructions and sectors, loads and stores apart."""
-    nbytes: int            # the matrix's bytes (each side moves them once at best)
+    nbytes: int            # the input's bytes (read once at best)
     load_insts: int
     load_sectors: int
     store_insts: int
     store_sectors: int
     load_bytes: int        # bytes the threads asked for
     store_bytes: int
+    out_nbytes: int | None = None   # the output's bytes, where a cast makes them others (None: nbytes)
 
     @property
     def ideal(self) -> int:
-        """Sectors each way of moving nbytes once."""
+        """Sectors of reading the input once."""
         return math.ceil(self.nbytes / SECTOR)
+
+    @property
+    def out_ideal(self) -> int:
+        """Sectors of writing the output once."""
+        return math.ceil((self.nbytes if self.out_nbytes is None else self.out_nbytes) / SECTOR)
 
     @property
     def read_ratio(self) -> float:
@@ -43,12 +53,12 @@ class Sectors:
 
     @property
     def write_ratio(self) -> float:
-        return self.store_sectors / self.ideal
+        return self.store_sectors / self.out_ideal
 
     @property
     def ratio(self) -> float:
         """Sectors both ways over the ideal both ways."""
-        return (self.load_sectors + self.store_sectors) / (2 * self.ideal)
+        return (self.load_sectors + self.store_sectors) / (self.ideal + self.out_ideal)
 
     def __str__(self) -> str:
         return (f"loads {self.load_insts} instructions, {self.load_sectors} sectors ({self.read_ratio:.3f} x ideal); "
@@ -62,4 +72,16 @@ def sectors(cfg: KernelConfig, shape, offset: int = 0) -> Sectors:
     return Sectors(b * m * n * cfg.elem_bytes, *sector_counts(cfg, (b, m, n), offset))
 
 
-__all__ = ["SECTOR", "Sectors", "sectors"]
+def strided_sectors(cfg: KernelConfig, problem) -> Sectors:
+    """The sectors one strided launch of cfg moving ``problem`` (a
+    TileProblem, RowsProblem or NdTileProblem) touches, its pointers 256-byte aligned."""
+    dims = problem.dims() if isinstance(problem, NdTileProblem) else (
+        (problem.m, problem.n, *(d.size for d in problem.batch)) if isinstance(problem, TileProblem)
+        else (problem.n, *(d.size for d in problem.rows)))
+    sizes = [d.size for d in dims] if isinstance(problem, NdTileProblem) else list(dims)
+    elems = math.prod(sizes)
+    out_elem = problem.out_elem or problem.elem
+    return Sectors(elems * problem.elem, *strided_sector_counts(cfg, problem), out_nbytes=elems * out_elem)
+
+
+__all__ = ["SECTOR", "Sectors", "sectors", "strided_sectors"]
