@@ -75,13 +75,18 @@ def sectors(cfg: KernelConfig, shape, offset: int = 0) -> Sectors:
 def strided_sectors(cfg: KernelConfig, problem) -> Sectors:
     """The sectors one strided launch of cfg moving ``problem`` (a
     TileProblem, RowsProblem or NdTileProblem) touches, its pointers 256-byte aligned."""
-    dims = problem.dims() if isinstance(problem, NdTileProblem) else (
-        (problem.m, problem.n, *(d.size for d in problem.batch)) if isinstance(problem, TileProblem)
-        else (problem.n, *(d.size for d in problem.rows)))
-    sizes = [d.size for d in dims] if isinstance(problem, NdTileProblem) else list(dims)
-    elems = math.prod(sizes)
-    out_elem = problem.out_elem or problem.elem
-    return Sectors(elems * problem.elem, *strided_sector_counts(cfg, problem), out_nbytes=elems * out_elem)
+    elems = _elements(problem)
+    return Sectors(elems * problem.elem, *strided_sector_counts(cfg, problem),
+                   out_nbytes=elems * (problem.out_elem or problem.elem))
+
+
+def _elements(problem) -> int:
+    """The elements a strided problem moves."""
+    if isinstance(problem, NdTileProblem):
+        return math.prod(d.size for d in problem.dims())
+    if isinstance(problem, TileProblem):
+        return problem.m * problem.n * math.prod(d.size for d in problem.batch)
+    return problem.n * math.prod(d.size for d in problem.rows)
 
 
 __all__ = ["SECTOR", "Sectors", "sectors", "strided_sectors"]
