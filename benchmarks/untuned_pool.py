@@ -112,10 +112,8 @@ def pool(shipped: Shipped, bmn, e: int, extra=()) -> list[KernelConfig]:
 def measure(out: Path, reps: int, budget_s: float, extra=()) -> int:
     """Time every case's pool on this GPU into ``out`` (rewritten after each case;
     cases it already holds for this GPU and space are kept)."""
-    from autotrans.backend import cuda as driver
     from autotrans.build.compile import compile_configs
-    from autotrans.tools.bench import check, gpu
-    from autotrans.tuning import loader
+    from autotrans.tools.bench import gpu
     dev = bm.device_or_error("untuned_pool")
     if dev is None:
         return 2
@@ -139,7 +137,7 @@ def measure(out: Path, reps: int, budget_s: float, extra=()) -> int:
             if time.perf_counter() - t0 > budget_s:
                 print(f"budget: {len(todo) - i} cases not run (run again to resume)", flush=True)
                 break
-            doc["cases"].append(_time_pool(g, case, cfgs, compiled, reps, check, gpu, loader, driver))
+            doc["cases"].append(_time_pool(g, case, cfgs, compiled, reps))
             _write(out, doc)
             print(f"[{i + 1}/{len(todo)}] {case.name}: {len(cfgs)} configs", flush=True)
     finally:
@@ -147,8 +145,12 @@ def measure(out: Path, reps: int, budget_s: float, extra=()) -> int:
     return 0
 
 
-def _time_pool(g, case, cfgs, compiled, reps, check, gpu, loader, driver) -> dict:
+def _time_pool(g, case, cfgs, compiled, reps: int) -> dict:
+    """One case's pool on the GPU (g: a bench Gpu): each config checked, then all timed interleaved."""
+    from autotrans.backend import cuda as driver
+    from autotrans.tools.bench import check, gpu
     from autotrans.tools.bench.measure import measure as timed_rounds, spin_us
+    from autotrans.tuning import loader
     from autotrans.tools.bench.results import Entry
     from autotrans.tuning.timing import Stats
     data = gpu.Data(g, case)

@@ -121,13 +121,13 @@ def admits(cfg: KernelConfig, shape, limits: Limits = Limits()) -> bool:
     matrices."""
     widest = widest_vector(shape, cfg.elem_bytes)
     _, m, n = as_bmn(shape)
-    c = cfg
-    return (not fit_problems(c, shape, limits)
-            and not (c.variant == "vec" and 4 * c.vec_bytes <= widest)
-            and not (c.variant == "shift" and widest >= 16)
-            and not (c.variant in SKINNY and SKINNY_FILL * _skinny.side_of(c, m, n) <= _skinny.short_side(c))
-            and not (c.variant == "whole" and _whole.per_block(c, m, n) < _whole.MIN_MATRICES)
-            and (n * c.elem_bytes % BAND_PITCH == 0 or c.order != "band"))
+    v = cfg.variant
+    return (not fit_problems(cfg, shape, limits)
+            and not (v == "vec" and 4 * cfg.vec_bytes <= widest)
+            and not (v == "shift" and widest >= 16)
+            and not (v in SKINNY and SKINNY_FILL * _skinny.side_of(cfg, m, n) <= _skinny.short_side(cfg))
+            and not (v == "whole" and _whole.per_block(cfg, m, n) < _whole.MIN_MATRICES)
+            and (n * cfg.elem_bytes % BAND_PITCH == 0 or cfg.order != "band"))
 
 
 # Untuned defaults per (element size, vector width), from tuning on the H200
