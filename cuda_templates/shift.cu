@@ -10,9 +10,14 @@
 //        from the transposed tile (five words, funnel shifts) and writes it.
 // A tile owns the aligned output vectors that start inside its output rows, so
 // it reads K more input rows (XR) and no output vector is shared between
-// tiles; only the ends of whole output rows are written in parts. Last tiles
-// overlap their neighbours (at::locate), so only matrices narrower or shorter
-// than a tile take the element-wise edge path. Chunks are one 32-bit word
+// tiles; only the ends of whole output rows are written in parts. Dense last
+// tiles overlap their neighbours (at::locate), so only matrices narrower or
+// shorter than a tile take the element-wise edge path. Strided last tiles do not
+// overlap (an N-d order's rows are often a few hundred bytes: an overlapping
+// tile re-reads a whole tile's sectors for its few new columns); their edge
+// tiles take the three phases in rolled loops that load only vectors holding
+// valid columns and store only valid output rows (edge_vectors), element-wise
+// where the tile's output rows hold less than a vector. Chunks are one 32-bit word
 // (R * E == 4). Transposed rows are PAD elements longer and, with XOR set,
 // each group of K rows starts SKEW words later, so that the mid phase's chunk
 // stores of one warp fall on 32 different banks.
@@ -25,8 +30,9 @@ struct {{ name }}_k {
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
   static constexpr int PAD = {{ c.pad }};
   static constexpr bool XOR = {{ 'true' if c.swizzle == 'xor' else 'false' }};
-  static constexpr bool OVERLAP = true, MID = true;
+  static constexpr bool MID = true;
   static constexpr bool STRIDED = {{ 'true' if c.layout == 'strided' else 'false' }};  // takes at::StridedArgs (sci == E)
+  static constexpr bool OVERLAP = !STRIDED;         // see the header: dense last tiles overlap, strided ones do not
   static constexpr int XR = K, ROWS = TR + XR;      // input rows read: the tile's and K more
   static constexpr int NVR = TC * E / V + 1;       // raw vectors per row (one more: any alignment)
   static constexpr int RAWB = NVR * V, RAW = ROWS * RAWB;
@@ -55,6 +61,10 @@ struct {{ name }}_k {
     if constexpr (STRIDED) return t.top; else return t.left * E == t.ldo;
   }
 
+  // Whether a strided edge tile moves vectors (load_edge, mid_group, store_vector):
+  // its output rows hold at least one vector, so their first partial piece fits.
+  __host__ __device__ static __forceinline__ bool edge_vectors(const at::Tile& t) { return t.left >= K; }
+
   // Byte misalignment of tile row r (rows past the matrix's last repeat it).
   __host__ __device__ static __forceinline__ uint32_t shift_of(const at::Tile& t, int r) {
     r = r < rows_left(t) ? r : rows_left(t) - 1;
@@ -74,9 +84,25 @@ struct {{ name }}_k {
         }
       }
       at::cp_async_wait();
+    } else if constexpr (!OVERLAP) {
+      if (edge_vectors(t)) load_edge(t, s, tid);
+      else at::load_elems<{{ name }}_k>(t, s, tid);
     } else {
       at::load_elems<{{ name }}_k>(t, s, tid);
     }
+  }
+
+  // load for an edge tile: the raw vectors that hold any of the tile's t.cols columns.
+  __host__ __device__ static __forceinline__ void load_edge(const at::Tile& t, char* s, int tid) {
+    const uint32_t valid = (uint32_t)t.cols * E;
+#pragma unroll 1
+    for (int i = tid; i < ROWS * NVR; i += NT) {
+      int r = i / NVR, v = i % NVR;
+      const char* p = t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
+      uint32_t sh = (uint32_t)(uintptr_t)p & (V - 1);
+      if ((uint32_t)(v * V) < sh + valid) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V);
+    }
+    at::cp_async_wait();
   }
 
   template <bool FULL>
@@ -100,6 +126,27 @@ struct {{ name }}_k {
           }
         }
       }
+    } else if constexpr (!OVERLAP) {
+      if (edge_vectors(t)) {
+#pragma unroll 1
+        for (int i = tid; i < ROWS / R * NVC; i += NT) mid_group(t, s, i / NVC, i % NVC);
+      }
+    }
+  }
+
+  // mid's work on row group rg, vector column vc: R raw rows realigned, transposed, stored as K chunks.
+  __host__ __device__ static __forceinline__ void mid_group(const at::Tile& t, char* s, int rg, int vc) {
+    VecT w[R];
+#pragma unroll
+    for (int q = 0; q < R; ++q) {
+      int r = rg * R + q;
+      w[q] = at::lds_span<VecT, E>(s, (uint32_t)(r * RAWB + vc * V) + shift_of(t, r));
+    }
+#pragma unroll
+    for (int e = 0; e < K; ++e) {
+      uint32_t o[1];
+      at::gather<E, R>(w, e, o);
+      at::sts<uint32_t>(s, off(rg * R, vc * K + e), o[0]);
     }
   }
 
@@ -125,8 +172,37 @@ struct {{ name }}_k {
           at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
         }
       }
+    } else if constexpr (!OVERLAP) {
+      if (edge_vectors(t)) {
+        const uint32_t n = (uint32_t)t.cols * (TR / K);   // the vectors of the tile's valid output rows
+#pragma unroll 1
+        for (uint32_t i = tid; i < n; i += NT) store_vector(t, s, i / (TR / K), i % (TR / K));
+      } else {
+        at::store_elems<{{ name }}_k>(t, s, tid);
+      }
     } else {
       at::store_elems<{{ name }}_k>(t, s, tid);
+    }
+  }
+
+  // Aligned vector wv of output row c (the tile's column c), and, in the
+  // matrix's first tile, the row's first bytes.
+  __host__ __device__ static __forceinline__ void store_vector(const at::Tile& t, const char* s, uint32_t c,
+                                                               uint32_t wv) {
+    char* o = t.out + c * t.ldo;
+    uint32_t d = (uint32_t)(-(uintptr_t)o) & (V - 1);  // bytes from o to the next aligned address
+    char* p = o + d + wv * V;
+    VecT v = at::lds_span<VecT, E>(s, off(0, c) + d + wv * V);
+    if (rows_left(t) >= ROWS - 1) {
+      at::stg<VecT>(p, v);
+    } else {
+      long long end = (long long)rows_left(t) * E - d - wv * V;  // bytes of the output row from p on
+      if (end >= V) at::stg<VecT>(p, v);
+      else if (end > 0) at::stg_upto(p, v, (uint32_t)end);
+    }
+    if (first(t) && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
+      VecT a = at::lds_span<VecT, 4>(s, off(0, c));
+      at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
     }
   }
 };
