@@ -19,6 +19,7 @@ with conj).
     python benchmarks/permute_bench.py --out benchmarks/results            # untuned: permute.md
     python benchmarks/permute_bench.py --out benchmarks/results --tuned    # permute-tuned.md
     python benchmarks/permute_bench.py --out benchmarks/results --render   # .md again from .json (no GPU)
+    python benchmarks/permute_bench.py --out /tmp/pb --tuned --cases '^3-D int8'   # only some cases
 
 With --tuned, each case's problem is tuned first (tune() for a batched
 transpose, tune_problem for the strided problem permute() runs, with its cast
@@ -32,6 +33,7 @@ import json
 import os
 import statistics
 import sys
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -46,6 +48,7 @@ CASES = [  # (name, shape, dtype, axes, slice or None, what the target asks)
       for ax in ((3, 2, 1, 0), (1, 3, 0, 2), (2, 0, 3, 1))],
     ("5-D", (17, 19, 23, 29, 61), "float64", (4, 2, 0, 3, 1), None, ">= 0.85"),
     ("3-D int8", (511, 1031, 257), "int8", (2, 1, 0), None, ">= 0.85"),
+    ("3-D float16", (263, 509, 257), "float16", (2, 1, 0), None, ">= 0.85"),
     ("batched transpose", (64, 1024, 1024), "float16", (0, 2, 1), None, "transpose() +-3%"),
     ("strided 2-D view", (8192, 8448), "float32", (1, 0), (slice(None), slice(128, 8320)), "transpose() +-5%"),
     ("Hermitian (conj)", (8, 2048, 2048), "complex64", (0, 2, 1), None, ">= torch, CuPy", {"conj": True}),
@@ -246,6 +249,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="folder for permute.json and permute.md")
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--tuned", action="store_true", help="tune each case first; write permute-tuned.json/.md")
+    ap.add_argument("--cases", metavar="REGEX", help="only cases whose label (e.g. '3-D int8 511x1031x257 int8 (2, 1, 0)') matches")
     ap.add_argument("--render", action="store_true",
                     help="run nothing: write the .md again from the .json already in --out (no GPU)")
     args = ap.parse_args(argv)
@@ -269,7 +273,7 @@ def main(argv=None) -> int:
            "method": __doc__.split("\n\n")[1].replace("\n", " "), "cases": []}
     if args.tuned:
         doc["tuned"] = __doc__.split("\n\n")[3].replace("\n", " ")
-    for name, shape, dtype, axes, sl, target, *opts in CASES:
+    for name, shape, dtype, axes, sl, target, *opts in selected(args.cases):
         opts = opts[0] if opts else {}
         r = run_case(torch, cp, autotrans, time_us, args.reps, shape, dtype, axes, sl, **opts, tuned=args.tuned)
         doc["cases"].append({"name": name, "shape": shape, "dtype": dtype + (f"->{opts['to']}" if "to" in opts else ""),
@@ -278,6 +282,17 @@ def main(argv=None) -> int:
               "exact" if r["exact"] else "WRONG", flush=True)
         _write(Path(args.out), doc, stem)   # a run cut short keeps its cases
     return 0
+
+
+def label(case) -> str:
+    """A case's name, shape, dtype and axes, as --cases matches them."""
+    name, shape, dtype, axes = case[:4]
+    return f"{name} {'x'.join(map(str, shape))} {dtype} {tuple(axes)}"
+
+
+def selected(pattern: str | None) -> list:
+    """The CASES whose label matches the regular expression pattern (all for None)."""
+    return [c for c in CASES if pattern is None or re.search(pattern, label(c))]
 
 
 def _write(out: Path, doc: dict, stem: str) -> None:

@@ -643,3 +643,11 @@ def test_sectors_script_counts_a_permute_runs_strided_kernels(tmp_path, capsys):
     assert "batched transpose" not in out.read_text()
     f.write_text("[]")
     assert sc.main(["--permute", str(f)]) == 2 and "not a permute_bench result file" in capsys.readouterr().err
+
+
+def test_permute_bench_cases_selects_by_label():
+    pb = _script("permute_bench")
+    assert pb.label(pb.CASES[0]) == "BSHD->BHSD 8x4096x16x64 float16 (0, 2, 1, 3)"
+    assert [pb.label(c) for c in pb.selected(r"^3-D [a-z]")] == [
+        "3-D int8 511x1031x257 int8 (2, 1, 0)", "3-D float16 263x509x257 float16 (2, 1, 0)"]
+    assert pb.selected(None) == pb.CASES and pb.selected("no such case") == []
