@@ -135,6 +135,8 @@ struct {{ name }}_k {
   }
 
   // mid's work on row group rg, vector column vc: R raw rows realigned, transposed, stored as K chunks.
+  // (The full path keeps its own copy of this body and store_vector's: calling them from
+  // there changes nvcc's code for the dense kernels, which the shipped grid timed. NOTES 35.)
   __host__ __device__ static __forceinline__ void mid_group(const at::Tile& t, char* s, int rg, int vc) {
     VecT w[R];
 #pragma unroll
