@@ -135,8 +135,8 @@ struct {{ name }}_k {
   }
 
   // mid's work on row group rg, vector column vc: R raw rows realigned, transposed, stored as K chunks.
-  // (The full path keeps its own copy of this body and store_vector's: calling them from
-  // there changes nvcc's code for the dense kernels, which the shipped grid timed. NOTES 35.)
+  // (The full path keeps its own copy of this body: calling mid_group from there changes
+  // nvcc's code for the dense kernels, which the shipped grid timed. NOTES 35.)
   __host__ __device__ static __forceinline__ void mid_group(const at::Tile& t, char* s, int rg, int vc) {
     VecT w[R];
 #pragma unroll
@@ -158,21 +158,7 @@ struct {{ name }}_k {
 #pragma unroll
       for (int k = 0; k < IT3; ++k) {
         uint32_t i = tid + k * NT, c = i / (TR / K), wv = i % (TR / K);
-        char* o = t.out + c * t.ldo;
-        uint32_t d = (uint32_t)(-(uintptr_t)o) & (V - 1);  // bytes from o to the next aligned address
-        char* p = o + d + wv * V;
-        VecT v = at::lds_span<VecT, E>(s, off(0, c) + d + wv * V);
-        if (rows_left(t) >= ROWS - 1) {
-          at::stg<VecT>(p, v);
-        } else {
-          long long end = (long long)rows_left(t) * E - d - wv * V;  // bytes of the output row from p on
-          if (end >= V) at::stg<VecT>(p, v);
-          else if (end > 0) at::stg_upto(p, v, (uint32_t)end);
-        }
-        if (first(t) && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
-          VecT a = at::lds_span<VecT, 4>(s, off(0, c));
-          at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
-        }
+        store_vector(t, s, c, wv);
       }
     } else if constexpr (!OVERLAP) {
       if (edge_vectors(t)) {
