@@ -32,8 +32,8 @@ import datetime
 import json
 import os
 import statistics
-import sys
 import re
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -253,6 +253,10 @@ def main(argv=None) -> int:
     ap.add_argument("--render", action="store_true",
                     help="run nothing: write the .md again from the .json already in --out (no GPU)")
     args = ap.parse_args(argv)
+    try:
+        cases = selected(args.cases)
+    except re.error as exc:
+        ap.error(f"--cases: not a regular expression ({exc})")
     stem = "permute-tuned" if args.tuned else "permute"
     if args.render:
         (Path(args.out) / f"{stem}.md").write_text(markdown(json.loads((Path(args.out) / f"{stem}.json").read_text())))
@@ -273,7 +277,7 @@ def main(argv=None) -> int:
            "method": __doc__.split("\n\n")[1].replace("\n", " "), "cases": []}
     if args.tuned:
         doc["tuned"] = __doc__.split("\n\n")[3].replace("\n", " ")
-    for name, shape, dtype, axes, sl, target, *opts in selected(args.cases):
+    for name, shape, dtype, axes, sl, target, *opts in cases:
         opts = opts[0] if opts else {}
         r = run_case(torch, cp, autotrans, time_us, args.reps, shape, dtype, axes, sl, **opts, tuned=args.tuned)
         doc["cases"].append({"name": name, "shape": shape, "dtype": dtype + (f"->{opts['to']}" if "to" in opts else ""),

@@ -651,3 +651,10 @@ def test_permute_bench_cases_selects_by_label():
     assert [pb.label(c) for c in pb.selected(r"^3-D [a-z]")] == [
         "3-D int8 511x1031x257 int8 (2, 1, 0)", "3-D float16 263x509x257 float16 (2, 1, 0)"]
     assert pb.selected(None) == pb.CASES and pb.selected("no such case") == []
+
+
+def test_permute_bench_refuses_a_bad_cases_pattern_in_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        _script("permute_bench").main(["--out", "unused", "--cases", "(["])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--cases: not a regular expression" in err and "Traceback" not in err
