@@ -10,7 +10,7 @@ up to 128 MiB), and batches of small and of large matrices. It tunes into a
 temporary cache folder (the compiled kernels stay in the kernel store), and
 rewrites the export every few shapes, so a run cut short still leaves one.
 
-    python benchmarks/grid.py                # about 6 minutes on an H200
+    python benchmarks/grid.py                # about 5 minutes on an H200
     python benchmarks/grid.py --list         # the grid (no GPU needed)
     python benchmarks/grid.py --resume       # keep the shapes the export already holds
 """
