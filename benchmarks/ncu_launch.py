@@ -1,6 +1,9 @@
-"""Launch given configs on one shape (twice each), for a profiler such as ncu:
+"""Launch given configs on one shape (twice each), for a profiler such as ncu;
+with the key ``torch.compile``, torch.compile's transpose of the same shape
+(compiled first, then launched twice):
 
     ncu --clock-control none --kernel-name regex:^at_ python benchmarks/ncu_launch.py 4097x4095 float32 KEY...
+    ncu --clock-control none --kernel-name regex:triton python benchmarks/ncu_launch.py 512x512 int8 torch.compile
 """
 import sys
 
@@ -12,10 +15,16 @@ from autotrans.build.compile import compile_configs
 from autotrans.kernels.config import KernelConfig
 from autotrans.tuning import loader, verify
 
+PEER = "torch.compile"
+
 
 def main(shape_s, dtype, *keys):
     shape = tuple(int(s) for s in shape_s.split("x"))
-    cfgs = [KernelConfig.from_key(k) for k in keys]
+    if PEER in keys:
+        _torch_compile(shape, dtype)
+    cfgs = [KernelConfig.from_key(k) for k in keys if k != PEER]
+    if not cfgs:
+        return
     dev = driver.device()
     compiled = compile_configs(cfgs, dev.arch)
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
@@ -26,6 +35,15 @@ def main(shape_s, dtype, *keys):
         for _ in range(2):
             k(src, dst, shape)
     driver.synchronize()
+
+
+def _torch_compile(shape, dtype):
+    import torch
+    x = torch.ones(shape, dtype=getattr(torch, np.dtype(dtype).name), device="cuda")
+    f = torch.compile(lambda t: t.mT.contiguous(), dynamic=False)
+    for _ in range(3):
+        f(x)
+    torch.cuda.synchronize()
 
 
 if __name__ == "__main__":
