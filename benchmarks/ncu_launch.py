@@ -5,7 +5,7 @@ with the key ``torch.compile``, torch.compile's transpose of the same shape
     ncu --clock-control none --kernel-name regex:^at_ python benchmarks/ncu_launch.py 4097x4095 float32 KEY...
     ncu --clock-control none --kernel-name regex:triton python benchmarks/ncu_launch.py 512x512 int8 torch.compile
 """
-import sys
+import argparse
 
 import numpy as np
 
@@ -46,5 +46,14 @@ def _torch_compile(shape, dtype):
     torch.cuda.synchronize()
 
 
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("shape", help="e.g. 4097x4095 or 8x512x512")
+    ap.add_argument("dtype", help="e.g. float32")
+    ap.add_argument("keys", nargs="+", metavar="KEY", help=f"config keys, or {PEER}")
+    return ap
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    a = parser().parse_args()
+    main(a.shape, a.dtype, *a.keys)
