@@ -4,8 +4,12 @@ flush before every launch, and without it) for torch.compile's transpose, a
 device-to-device copy of the same bytes, a one-element kernel (the launch
 floor), and autotrans kernels given by key; all interleaved in one process.
 Compare with ncu's kernel durations (benchmarks/ncu_launch.py; NOTES 36).
+--carveout P...: then again with each shared-memory carveout preference P (a
+percentage, cuFuncSetAttribute) set on the autotrans kernels; ncu finds the
+driver giving a 4 KiB-a-block tile 132 KiB of shared memory, where Triton's
+kernel gets 64 KiB and the flush kernel 32 KiB.
 
-    python benchmarks/launch_floor.py 512x512 int8 KEY... [--reps 41]
+    python benchmarks/launch_floor.py 512x512 int8 KEY... [--reps 41] [--carveout 0 25 100]
 """
 from __future__ import annotations
 
@@ -15,12 +19,14 @@ import statistics
 import numpy as np
 
 from autotrans.backend import cuda as driver
+from autotrans.backend import driver as cu
 from autotrans.backend import memory
 from autotrans.kernels.config import KernelConfig
 from autotrans.tools.bench.gpu import Gpu
 from autotrans.tuning import loader
 
 SPIN_US = 60.0
+CARVEOUT = 9   # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
 
 
 def contenders(shape, dtype, keys):
@@ -34,13 +40,19 @@ def contenders(shape, dtype, keys):
     f(x)
     out = {"torch.compile": lambda: f(x), "memcpy": lambda: memory.memcpy_dtod(dst, src, n),
            "one-element fill": lambda: one.fill_(1.0)}
-    for k in keys:
-        go = loader.kernel(KernelConfig.from_key(k)).launcher(shape)
+    kernels = [loader.kernel(KernelConfig.from_key(k)) for k in keys]
+    for k, kern in zip(keys, kernels):
+        go = kern.launcher(shape)
         out[k] = lambda go=go: go(src, dst)
     for call in out.values():
         call()
     driver.synchronize()
-    return out
+    return out, kernels
+
+
+def set_carveout(kernels, percent: int) -> None:
+    for k in kernels:
+        cu.check(cu.lib().cuFuncSetAttribute(k.fn.handle, CARVEOUT, percent), f"{k.cfg.key}: carveout {percent}")
 
 
 def measure(gpu: Gpu, calls: dict, reps: int, flush: bool) -> dict:
@@ -68,19 +80,23 @@ def main(argv=None) -> int:
     ap.add_argument("dtype")
     ap.add_argument("keys", nargs="*")
     ap.add_argument("--reps", type=int, default=41)
+    ap.add_argument("--carveout", type=int, nargs="*", default=[], metavar="P")
     a = ap.parse_args(argv)
     shape = tuple(int(s) for s in a.shape.split("x"))
     gpu = Gpu()
-    calls = contenders(shape, a.dtype, a.keys)
-    flushed, warm = measure(gpu, calls, a.reps, True), measure(gpu, calls, a.reps, False)
+    calls, kernels = contenders(shape, a.dtype, a.keys)
+    cols = {"L2 flushed": measure(gpu, calls, a.reps, True), "warm": measure(gpu, calls, a.reps, False)}
+    for p in a.carveout:
+        set_carveout(kernels, p)
+        cols[f"flushed, carveout {p}%"] = measure(gpu, calls, a.reps, True)
     print(f"\n{a.shape} {a.dtype}, {a.reps} repetitions, µs: median (q1-q3)\n")
-    print("| contender | L2 flushed | warm |\n|---|---:|---:|")
+    print("| contender | " + " | ".join(cols) + " |\n|---|" + "---:|" * len(cols))
     for k in calls:
         row = []
-        for s in (flushed[k], warm[k]):
-            q = statistics.quantiles(s, n=4)
-            row.append(f"{statistics.median(s):.2f} ({q[0]:.2f}-{q[2]:.2f})")
-        print(f"| {k} | {row[0]} | {row[1]} |")
+        for samples in cols.values():
+            q = statistics.quantiles(samples[k], n=4)
+            row.append(f"{statistics.median(samples[k]):.2f} ({q[0]:.2f}-{q[2]:.2f})")
+        print(f"| {k} | " + " | ".join(row) + " |")
     return 0
 
 
