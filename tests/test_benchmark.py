@@ -328,6 +328,8 @@ def test_report_states_every_missed_target_and_the_flags(tmp_path):
                for l in lines)
     assert any(l.startswith("- 16384x16384:float32: tune() cold, s: 11.500 (need ≤ 10)") for l in lines)
     assert "⚑ 1024x1024:int8: autotrans tuned 1.200 of the roofline" in md
+    limits = md.split("### What limits the misses")[1].split("###")[0]
+    assert [l for l in limits.splitlines() if l.startswith("- ")] == [f"- {t}" for t in bm.LIMITS]
     for r in doc["rows"]:
         assert f"| {r['name']} |" in md
     held = md.split("## Held-out shapes")[1].split("##")[0]
@@ -343,6 +345,7 @@ def test_report_says_so_when_every_target_is_met():
     rows = [make_row((8192, 8192), "float32", 140.0, memcpy=136.0, peers={"torch": 500.0})]
     md = bm.report(_doc(rows, [{"name": "x", "cold_s": 6.0, "warm_s": 1.5, "error": None}]))
     assert "Every target is met in this run." in md and "No figure is above 1.0" in md
+    assert "What limits the misses" not in md
 
 
 def test_readme_table_from_a_written_json(tmp_path, capsys):

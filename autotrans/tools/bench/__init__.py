@@ -43,13 +43,13 @@ from .gpu import device_or_error
 from .grid import GRID_SQUARES, grid
 from .measure import REPS
 from .readme import README_CASES, readme_table
-from .report import markdown, report
+from .report import LIMITS, markdown, report
 from .results import CONTENDERS, LABELS, Result, Row, one_line
 from .run import Bench, progress_line, run
 from .suite import new_doc, run_suite, tune_time, write
 from .targets import TARGETS, Check, Tally, evaluate, flags, summary, tune_checks
 
-__all__ = ["device_or_error", "BANDS", "CLASSES", "CONTENDERS", "GRID_SQUARES", "LABELS", "METHOD", "MIB", "README_CASES",
+__all__ = ["device_or_error", "BANDS", "CLASSES", "CONTENDERS", "GRID_SQUARES", "LABELS", "LIMITS", "METHOD", "MIB", "README_CASES",
            "REPS", "TARGETS", "Bench", "Case", "Check", "Result", "Row", "Tally", "band", "evaluate",
            "flags", "grid", "held_out", "load_results", "markdown", "new_doc", "one_line", "parse_cases",
            "progress_line", "quick", "readme_table", "report", "run", "run_suite", "summary",
