@@ -30,10 +30,11 @@ CARVEOUT = 9   # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
 
 
 def contenders(shape, dtype, keys):
-    """name -> call(), every one on the legacy default stream."""
+    """name -> call(), every one on the legacy default stream; the kernels; the buffers."""
     import torch
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    src, dst = int(memory.alloc(n)), int(memory.alloc(n))
+    bufs = [memory.alloc(n), memory.alloc(n)]   # returned: freed when dropped
+    src, dst = int(bufs[0]), int(bufs[1])
     x = torch.ones(shape, dtype=getattr(torch, np.dtype(dtype).name), device="cuda")
     one = torch.empty(1, device="cuda")
     f = torch.compile(lambda t: t.mT.contiguous(), dynamic=False)
@@ -47,7 +48,7 @@ def contenders(shape, dtype, keys):
     for call in out.values():
         call()
     driver.synchronize()
-    return out, kernels
+    return out, kernels, bufs
 
 
 def set_carveout(kernels, percent: int) -> None:
@@ -84,7 +85,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     shape = tuple(int(s) for s in a.shape.split("x"))
     gpu = Gpu()
-    calls, kernels = contenders(shape, a.dtype, a.keys)
+    calls, kernels, _bufs = contenders(shape, a.dtype, a.keys)
     cols = {"L2 flushed": measure(gpu, calls, a.reps, True), "warm": measure(gpu, calls, a.reps, False)}
     for p in a.carveout:
         set_carveout(kernels, p)
