@@ -4,12 +4,15 @@ flush before every launch, and without it) for torch.compile's transpose, a
 device-to-device copy of the same bytes, a one-element kernel (the launch
 floor), and autotrans kernels given by key; all interleaved in one process.
 Compare with ncu's kernel durations (benchmarks/ncu_launch.py; NOTES 36).
+--spin US...: then flushed again with each spin length before the launch
+(the benchmark's spin is twice the slowest contender's host cost: 400-500 µs
+on small cases, where this script's default is 60 µs).
 --carveout P...: then again with each shared-memory carveout preference P (a
 percentage, cuFuncSetAttribute) set on the autotrans kernels; ncu finds the
 driver giving a 4 KiB-a-block tile 132 KiB of shared memory, where Triton's
 kernel gets 64 KiB and the flush kernel 32 KiB.
 
-    python benchmarks/launch_floor.py 512x512 int8 KEY... [--reps 41] [--carveout 0 25 100]
+    python benchmarks/launch_floor.py 512x512 int8 KEY... [--reps 41] [--spin 20 500] [--carveout 0 25 100]
 """
 from __future__ import annotations
 
@@ -56,7 +59,7 @@ def set_carveout(kernels, percent: int) -> None:
         cu.check(cu.lib().cuFuncSetAttribute(k.fn.handle, CARVEOUT, percent), f"{k.cfg.key}: carveout {percent}")
 
 
-def measure(gpu: Gpu, calls: dict, reps: int, flush: bool) -> dict:
+def measure(gpu: Gpu, calls: dict, reps: int, flush: bool, spin: float = SPIN_US) -> dict:
     names, samples = list(calls), {k: [] for k in calls}
     for r in range(reps):
         pending = []
@@ -64,7 +67,7 @@ def measure(gpu: Gpu, calls: dict, reps: int, flush: bool) -> dict:
             start, end = driver.event(), driver.event()
             if flush:
                 gpu.flush()
-            gpu.spin(SPIN_US)
+            gpu.spin(spin)
             start.record()
             calls[name]()
             end.record()
@@ -82,11 +85,15 @@ def main(argv=None) -> int:
     ap.add_argument("keys", nargs="*")
     ap.add_argument("--reps", type=int, default=41)
     ap.add_argument("--carveout", type=int, nargs="*", default=[], metavar="P")
+    ap.add_argument("--spin", type=float, nargs="*", default=[], metavar="US",
+                    help="also time flushed with each of these spins (µs) before the launch")
     a = ap.parse_args(argv)
     shape = tuple(int(s) for s in a.shape.split("x"))
     gpu = Gpu()
     calls, kernels, _bufs = contenders(shape, a.dtype, a.keys)
     cols = {"L2 flushed": measure(gpu, calls, a.reps, True), "warm": measure(gpu, calls, a.reps, False)}
+    for us in a.spin:
+        cols[f"flushed, spin {us:g} µs"] = measure(gpu, calls, a.reps, True, us)
     for p in a.carveout:
         set_carveout(kernels, p)
         cols[f"flushed, carveout {p}%"] = measure(gpu, calls, a.reps, True)
