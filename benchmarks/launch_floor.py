@@ -4,6 +4,8 @@ flush before every launch, and without it) for torch.compile's transpose, a
 device-to-device copy of the same bytes, a one-element kernel (the launch
 floor), and autotrans kernels given by key; all interleaved in one process.
 Compare with ncu's kernel durations (benchmarks/ncu_launch.py; NOTES 36).
+--outputs K: the first key and memcpy also write K-1 other output buffers
+(does where the output lies move a small launch's time?).
 --spin US...: then flushed again with each spin length before the launch
 (the benchmark's spin is twice the slowest contender's host cost: 400-500 µs
 on small cases, where this script's default is 60 µs).
@@ -32,8 +34,10 @@ SPIN_US = 60.0
 CARVEOUT = 9   # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
 
 
-def contenders(shape, dtype, keys):
-    """name -> call(), every one on the legacy default stream; the kernels; the buffers."""
+def contenders(shape, dtype, keys, outputs: int = 1):
+    """name -> call(), every one on the legacy default stream; the kernels; the
+    buffers. outputs > 1: the first key and memcpy also write each of that
+    many more output buffers, at addresses spread by allocations between them."""
     import torch
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
     bufs = [memory.alloc(n), memory.alloc(n)]   # returned: freed when dropped
@@ -48,6 +52,13 @@ def contenders(shape, dtype, keys):
     for k, kern in zip(keys, kernels):
         go = kern.launcher(shape)
         out[k] = lambda go=go: go(src, dst)
+    for i in range(1, outputs):
+        bufs += [memory.alloc(i * 192 * 1024 + 4096), memory.alloc(n)]
+        d = int(bufs[-1])
+        out[f"memcpy -> output {i}"] = lambda d=d: memory.memcpy_dtod(d, src, n)
+        if keys:
+            go = kernels[0].launcher(shape)
+            out[f"{keys[0]} -> output {i}"] = lambda go=go, d=d: go(src, d)
     for call in out.values():
         call()
     driver.synchronize()
@@ -85,12 +96,14 @@ def main(argv=None) -> int:
     ap.add_argument("keys", nargs="*")
     ap.add_argument("--reps", type=int, default=41)
     ap.add_argument("--carveout", type=int, nargs="*", default=[], metavar="P")
+    ap.add_argument("--outputs", type=int, default=1, metavar="K",
+                    help="the first key and memcpy also write K-1 other output buffers (placement)")
     ap.add_argument("--spin", type=float, nargs="*", default=[], metavar="US",
                     help="also time flushed with each of these spins (µs) before the launch")
     a = ap.parse_args(argv)
     shape = tuple(int(s) for s in a.shape.split("x"))
     gpu = Gpu()
-    calls, kernels, _bufs = contenders(shape, a.dtype, a.keys)
+    calls, kernels, _bufs = contenders(shape, a.dtype, a.keys, a.outputs)
     cols = {"L2 flushed": measure(gpu, calls, a.reps, True), "warm": measure(gpu, calls, a.reps, False)}
     for us in a.spin:
         cols[f"flushed, spin {us:g} µs"] = measure(gpu, calls, a.reps, True, us)

@@ -1,7 +1,8 @@
 """Does the rows family gain from more bytes in flight a thread? tune_problem
 (not stored) over the strided space's candidates plus extra rows configs of
 several rows a thread, on the (B, S, H, D) -> (B, H, S, D) cases of
-permute_bench.py; prints the re-timed top of each (the tuner's method: L2
+permute_bench.py, with the rows enumerated in output order (what permute()
+runs: writes contiguous) and in input order (reads contiguous); prints the re-timed top of each (the tuner's method: L2
 flushed before every timed launch, the top re-timed interleaved with a
 memcpy of the same bytes). NOTES 37.
 
@@ -10,6 +11,7 @@ memcpy of the same bytes). NOTES 37.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import numpy as np
 
@@ -17,7 +19,9 @@ CASES = [((8, 4096, 16, 64), np.float16), ((16, 2048, 32, 128), np.float16), ((4
 AXES = (0, 2, 1, 3)
 # (tile_rows, tile_cols of 16-byte elements, threads) of rows:e16 beyond the space's
 EXTRA = [(256, 8, 256), (256, 8, 512), (512, 8, 512), (128, 8, 128), (128, 16, 256), (256, 16, 512),
-         (128, 16, 512), (256, 2, 256), (512, 2, 256), (1024, 2, 512), (512, 2, 512)]
+         (128, 16, 512), (256, 2, 256), (512, 2, 256), (1024, 2, 512), (512, 2, 512),
+         (64, 8, 256), (32, 8, 256), (128, 8, 512), (64, 8, 512), (32, 16, 256), (16, 16, 256), (64, 16, 512),
+         (64, 2, 128), (256, 2, 512), (512, 2, 1024)]
 
 
 def main(argv=None) -> int:
@@ -42,14 +46,16 @@ def main(argv=None) -> int:
                 continue
             if not _fit(c, prob, TUNE_ALIGN, Limits()) and c.key not in {b.key for b in base}:
                 extra.append(c)
-        rec = tune_problem(prob, save=False, progress=False, reps=a.reps, top=a.top, configs=base + extra)
-        cands = sorted((c for c in rec.candidates if c.retimed), key=lambda c: c.median_us)
-        print(f"\n{shape} {np.dtype(dt).name} {AXES}: {len(base)} space + {len(extra)} extra; "
-              f"memcpy {rec.memcpy_us:.1f} µs")
-        for c in cands:
-            tag = " (extra)" if c.key in {x.key for x in extra} else ""
-            print(f"  {c.key}{tag}: {c.median_us:.1f} µs ({c.q1_us:.1f}-{c.q3_us:.1f}), "
-                  f"{rec.memcpy_us / c.median_us:.3f} of memcpy")
+        by_input = dataclasses.replace(prob, rows=tuple(sorted(prob.rows, key=lambda d: -d.src)))
+        for what, p in (("rows in output order", prob), ("rows in input order", by_input)):
+            rec = tune_problem(p, save=False, progress=False, reps=a.reps, top=a.top, configs=base + extra)
+            cands = sorted((c for c in rec.candidates if c.retimed), key=lambda c: c.median_us)
+            print(f"\n{shape} {np.dtype(dt).name} {AXES}, {what} {p.rows}: {len(base)} space + {len(extra)} "
+                  f"extra; memcpy {rec.memcpy_us:.1f} µs")
+            for c in cands:
+                tag = " (extra)" if c.key in {x.key for x in extra} else ""
+                print(f"  {c.key}{tag}: {c.median_us:.1f} µs ({c.q1_us:.1f}-{c.q3_us:.1f}), "
+                      f"{rec.memcpy_us / c.median_us:.3f} of memcpy")
     return 0
 
 
