@@ -539,6 +539,17 @@ def test_permute_report_lists_what_each_case_misses(row, want):
     assert len(got) == len(want) and all(g.startswith(w) for g, w in zip(got, want))
 
 
+def test_permute_report_names_the_faster_copy_as_the_roofline():
+    pb = _script("permute_bench")
+    row = _permute_row(">= 0.85", 110.0)
+    assert pb._roofline(row) == "100.0 (memcpy)"            # a run from before the 16-byte copy
+    row["results"]["copy16"] = {"median_us": 96.5, "of_roofline": 1.0}
+    assert pb._roofline(row) == "96.5 (copy16)"
+    row["results"]["copy16"]["median_us"] = 101.0
+    assert pb._roofline(row) == "100.0 (memcpy)"
+    assert "| 100.0 (memcpy) | 110.0 |" in pb.markdown({"device": "GPU", "method": "m", "cases": [row]})
+
+
 @pytest.mark.parametrize("stem", ["permute", "permute-tuned"])
 def test_committed_permute_reports_are_their_json_rendered(stem):
     pb = _script("permute_bench")
