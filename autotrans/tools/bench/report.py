@@ -103,8 +103,10 @@ LIMITS = (
     "tuned kernel (results/sectors-h200.md; NOTES 33, 35); ncu on the 3-D int8 order: L2-bound, L2 at 88% "
     "of its peak against DRAM at 42% (NOTES 29).",
     "Below 1 MiB, against torch.compile: by ncu's kernel durations the tuned kernels are as fast as "
-    "Triton's; the difference lies outside the kernel's duration and is not yet explained "
-    "(results/ncu-small-h200.md; NOTES 36).",
+    "Triton's (results/ncu-small-h200.md; NOTES 36). The event times there resolve no better than the "
+    "gaps: the same kernel's median moves by up to 0.55 µs between runs, and by up to 0.8 µs with the "
+    "address of its output buffer (memcpy's alike), while the shared-memory carveout and the spin "
+    "length change nothing between contenders (results/launch-floor-h200.md; NOTES 37).",
     "Untuned against tuned: below about 2 MiB the tuned column wins with kernels compiled for the one "
     "shape, which an untuned call does not compile; elsewhere a faster config exists among the nearby "
     "winners and no rule tried finds it (NOTES 35, 36).",
