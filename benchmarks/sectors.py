@@ -48,7 +48,8 @@ def line(row: dict) -> str:
 
 
 PERMUTE_HEAD = ("| case | shape | axes | dtype | problem | tuned config | loads × ideal | stores × ideal "
-                "| ideal / sectors | measured of memcpy |\n|---|---|---|---|---|---|---:|---:|---:|---:|\n")
+                "| ideal / sectors | measured of {} |\n|---|---|---|---|---|---|---:|---:|---:|---:|\n")
+ROOFLINES = ("memcpy", "the roofline")  # permute_bench runs before the 16-byte copy: cudaMemcpy alone
 
 
 def permute_line(case: dict) -> str | None:
@@ -62,8 +63,11 @@ def permute_line(case: dict) -> str | None:
     if ":strided" not in key or case.get("view"):
         return None
     cfg = KernelConfig.from_key(key)
-    shape, axes, e = tuple(case["shape"]), tuple(case["axes"]), elem_size(case["dtype"].split("->")[0])
-    out = CAST_SIZES[cfg.cast][1] if cfg.cast != "none" else None
+    shape, axes = tuple(case["shape"]), tuple(case["axes"])
+    if cfg.cast != "none":                      # its sizes (NumPy alone does not know bfloat16)
+        e, out = CAST_SIZES[cfg.cast]
+    else:
+        e, out = elem_size(case["dtype"]), None
     problem = as_strided(layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16, out_itemsize=out), 16,
                          cfg.cast)
     s = strided_sectors(cfg, problem)
@@ -80,10 +84,12 @@ def permute_main(path: Path, out: str | None) -> int:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"sectors: error: {path}: not a permute_bench result file ({exc})", file=sys.stderr)
         return 2
+    both = any("copy16" in (c.get("results") or {}) for c in cases)
+    of = ("the roofline, the faster of a cudaMemcpy and a 16-byte copy kernel" if both else "a cudaMemcpy")
     text = (f"# Sectors of the tuned strided kernels, {path.name}\n\n"
-            f"Measured fractions: {doc.get('device', '?')}, {doc.get('date', '?')} (permute_bench.py, of a "
-            "cudaMemcpy of the same bytes). Sectors: the emulator running each tuned config's index math over "
-            "the whole launch on the CPU.\n\n" + PERMUTE_HEAD)
+            f"Measured fractions: {doc.get('device', '?')}, {doc.get('date', '?')} (permute_bench.py, of {of} "
+            "of the same bytes). Sectors: the emulator running each tuned config's index math over "
+            "the whole launch on the CPU.\n\n" + PERMUTE_HEAD.format(ROOFLINES[both]))
     print(text, end="", flush=True)
     for case in cases:
         try:

@@ -665,6 +665,14 @@ def test_sectors_script_counts_a_permute_runs_strided_kernels(tmp_path, capsys):
     assert rows == ["| BSHD->BHSD | 2x64x4x64 | 0,2,1,3 | float16 | RowsProblem | "
                     "`rows:e16:128x8:t256:v16:r1:p0:none:row:strided` | 1.000 | 1.000 | 1.000 | 0.930 |"]
     assert "batched transpose" not in out.read_text()
+    assert "measured of memcpy |" in out.read_text()                      # a run of cudaMemcpy alone
+    cast = dict(case, name="cast", shape=[64, 96], dtype="bfloat16->float32", axes=[1, 0],
+                tuned="vec:e2:64x64:t256:v8:r2:p0:xor:col:strided:bf16>f32")   # NumPy knows no bfloat16
+    assert sc.permute_line(cast).startswith("| cast | 64x96 | 1,0 | bfloat16->float32 | TileProblem | ")
+    case["results"]["copy16"] = {"median_us": 1.0}
+    f.write_text(json.dumps({"device": "NVIDIA H200", "date": "2026-12-03", "cases": [case]}))
+    assert sc.main(["--permute", str(f), "--out", str(out)]) == 0
+    assert "measured of the roofline |" in out.read_text() and "16-byte copy kernel" in out.read_text()
     f.write_text("[]")
     assert sc.main(["--permute", str(f)]) == 2 and "not a permute_bench result file" in capsys.readouterr().err
 
