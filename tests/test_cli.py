@@ -264,6 +264,11 @@ def test_help_for_every_command(run, command):
     assert r.stderr == ""
 
 
+def test_show_help_says_what_of_memcpy_is(run):
+    text = " ".join(run("show", "--help").stdout.split())
+    assert "'of memcpy' is a cudaMemcpy's time for the same bytes" in text and "above 1.00" in text
+
+
 def test_no_command_prints_help_and_fails(run):
     r = run()
     assert r.returncode == 2 and "usage: autotrans" in r.stderr and "Traceback" not in r.stderr

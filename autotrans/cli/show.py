@@ -14,7 +14,10 @@ HELP = "show the cached best kernels (this GPU, or --all)"
 DESCRIPTION = ("Lists the cached best configs: shape, dtype, config, µs, GB/s, fraction of memcpy, date;\n"
                "then those of strided problems (permute()'s tile and rows problems, tuned with\n"
                "autotrans tune SHAPE --axes ...), by the problem's text. Without a GPU it lists every\n"
-               "device's entries. Stale entries are marked with *.")
+               "device's entries. Stale entries are marked with *. 'of memcpy' is a cudaMemcpy's time\n"
+               "for the same bytes, timed beside the kernel, over the kernel's; cudaMemcpy is slower than a\n"
+               "16-byte copy kernel on odd byte counts, so a transpose can read above 1.00 there\n"
+               "(benchmarks/bench.py measures against the faster of the two).")
 EXAMPLES = ("  autotrans show\n"
             "  autotrans show --all\n"
             "  autotrans show --cache-dir ./shared-cache")
