@@ -73,7 +73,9 @@ static void hook(uint32_t off, int bytes, int store) {
   ++g_seq;
 }
 
-// The sectors job: each global access as (instruction, sector), per block.
+// The sectors job: each global access as (instruction, sector), per block. A
+// warp instruction is (phase, warp, the lane's count of global accesses in the
+// phase): lanes that sit one out (a false predicate) count it too (at::idle_g).
 static const char* g_gbase[2] = {nullptr, nullptr};   // the input and output files' starts
 static std::vector<std::pair<unsigned long long, unsigned long long>> g_touched;
 static unsigned long long g_insts[2], g_sectors[2], g_bytes[2];
@@ -101,6 +103,10 @@ static void ghook(const void* p, int bytes, int store) {
     g_gseq = 0;
     g_glast_tid = at::emu_tid;
     g_glast_phase = at::emu_phase;
+  }
+  if (!p) {  // at::idle_g: a lane sitting out this access of its warp's instruction
+    ++g_gseq;
+    return;
   }
   unsigned long long off = (unsigned long long)((const char*)p - g_gbase[store]);
   unsigned long long inst = ((unsigned long long)at::emu_phase << 56) | ((unsigned long long)(at::emu_tid / 32) << 32) |

@@ -18,6 +18,8 @@ __host__ __device__ __forceinline__ void load_elems(const Tile& t, char* s, int 
     int r = i / K::TC, c = i % K::TC;
     if (r < t.rows && c < t.cols)
       sts<typename K::ElemT>(s, K::off(r, c), ldg<typename K::ElemT>(t.in + r * t.ldi + c * t.sci));
+    else
+      idle_g(0);
   }
 }
 
@@ -44,6 +46,8 @@ __host__ __device__ __forceinline__ void store_elems(const Tile& t, const char* 
       stg<OutT>(t.out + c * t.ldo + (long long)r * out_elem<K>::value,
                 epilogue<epi_of<K>::value>(cast_vec<cast_of<K>::value, typename K::ElemT, OutT>(
                     lds<typename K::ElemT>(s, K::off(r, c)))));
+    else
+      idle_g(1);
   }
 }
 

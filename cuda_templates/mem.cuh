@@ -44,6 +44,16 @@ __host__ __device__ __forceinline__ void sts(char* smem, uint32_t off, T v) {
   *reinterpret_cast<T*>(smem + off) = v;
 }
 
+// A lane that sits out a global access of its warp's instruction (a false
+// predicate; store: 1 for a store): nothing on the GPU. The emulator's sector
+// count pairs a warp's lanes by how many accesses each has made, so a lane that
+// skips one must still count it (emulate.cu's ghook).
+__host__ __device__ __forceinline__ void idle_g(int store) {
+#ifndef __CUDA_ARCH__
+  if (gmem_hook) gmem_hook(nullptr, 0, store);
+#endif
+}
+
 template <typename T>
 __host__ __device__ __forceinline__ T ldg(const char* p) {  // read-only path: the input never changes
 #ifndef __CUDA_ARCH__

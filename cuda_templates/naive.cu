@@ -17,6 +17,8 @@ struct {{ name }}_k {
     int r = REMAP ? tid % TR : tid / TC, c = REMAP ? tid / TR : tid % TC;
     if (FULL || (r < t.rows && c < t.cols))
       at::stg<ElemT>(t.out + c * t.ldo + (long long)r * E, at::ldg<ElemT>(t.in + r * t.ldi + (long long)c * E));
+    else
+      at::idle_g(0), at::idle_g(1);
   }
 
   template <bool FULL>

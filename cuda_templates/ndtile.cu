@@ -160,6 +160,8 @@ struct {{ name }}_k {
         const int i = tid + k * NT, r = i / TC, c = i % TC;
         if (FULL || (r < p.rows && c < p.cols))
           at::cp_async<E>(s, off(r, c), p.in + at::lds<long long>(s, ROWS + 8 * r) + c * a.sci);
+        else
+          at::idle_g(0);
       }
       at::cp_async_wait();
     } else {
@@ -169,6 +171,8 @@ struct {{ name }}_k {
         const int i = tid + k * NT, r = i / TC, c = i % TC;
         if (FULL || (r < p.rows && c < p.cols))
           v[k] = at::ldg<ElemT>(p.in + at::lds<long long>(s, ROWS + 8 * r) + c * a.sci);
+        else
+          at::idle_g(0);
       }
 #pragma unroll
       for (int k = 0; k < PER; ++k) {
@@ -200,6 +204,7 @@ struct {{ name }}_k {
       for (int k = 0; k < CHUNK; ++k) {
         const int i = tid + (k0 + k) * NT, c = i / TR, r = i % TR;
         if (FULL || (r < p.rows && c < p.cols)) at::stg<ElemT>(p.out + o[k], at::epilogue<EPI>(v[k]));
+        else at::idle_g(1);
       }
     }
   }

@@ -68,6 +68,7 @@ struct {{ name }}_k {
 #pragma unroll
       for (int j = 0; j < IV; ++j)
         if (ok[k] && c0 + j * (VT * VI) < rowb) w[k][j] = at::ldg<VecT>(in + oi[k] + c0 + j * (VT * VI));
+        else at::idle_g(0);
 #pragma unroll
     for (int k = 0; k < IR; ++k)
 #pragma unroll
@@ -76,6 +77,8 @@ struct {{ name }}_k {
           at::stg<VecOT>(out + oo[k] + d0 + j * (VT * VO),
                          at::epilogue_at<EPI>(at::cast_vec<CAST, VecT, VecOT>(w[k][j]),
                                               (uint32_t)(oo[k] + d0 + j * (VT * VO))));
+        else
+          at::idle_g(1);
   }
 
   // at::has_block: the kernel moves its blocks itself. 32-bit row indices

@@ -80,7 +80,7 @@ struct {{ name }}_k {
         if (ROWS * NVR % NT == 0 || i < ROWS * NVR) {
           const char* p = t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
           uint32_t sh = (uint32_t)(uintptr_t)p & (V - 1);
-          if (v < NVR - 1 || sh) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V);
+          if (v < NVR - 1 || sh) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V); else at::idle_g(0);
         }
       }
       at::cp_async_wait();
@@ -100,7 +100,7 @@ struct {{ name }}_k {
       int r = i / NVR, v = i % NVR;
       const char* p = t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
       uint32_t sh = (uint32_t)(uintptr_t)p & (V - 1);
-      if ((uint32_t)(v * V) < sh + valid) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V);
+      if ((uint32_t)(v * V) < sh + valid) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V); else at::idle_g(0);
     }
     at::cp_async_wait();
   }
@@ -185,12 +185,15 @@ struct {{ name }}_k {
       at::stg<VecT>(p, v);
     } else {
       long long end = (long long)rows_left(t) * E - d - wv * V;  // bytes of the output row from p on
-      if (end >= V) at::stg<VecT>(p, v);
-      else if (end > 0) at::stg_upto(p, v, (uint32_t)end);
+      if (end >= V) at::stg<VecT>(p, v), at::idle_pieces<VecT>();
+      else if (end > 0) at::idle_g(1), at::stg_upto(p, v, (uint32_t)end);
+      else at::idle_g(1), at::idle_pieces<VecT>();
     }
     if (first(t) && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
       VecT a = at::lds_span<VecT, 4>(s, off(0, c));
       at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
+    } else if (first(t)) {
+      at::idle_pieces<VecT>();
     }
   }
 };

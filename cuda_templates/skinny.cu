@@ -158,15 +158,26 @@ struct {{ name }}_k {
   __host__ __device__ static __forceinline__ void put(char* p, const VecT& v, uint32_t lo, uint32_t hi) {
     if (lo == 0 && hi >= 16) {
       at::stg<VecT>(p, v);
+      at::idle_pieces<VecT>(), at::idle_pieces<VecT>(), idle_elems();
     } else if (hi >= 16) {
-      at::stg_from(p, v, lo);
+      at::idle_g(1), at::stg_from(p, v, lo);
+      at::idle_pieces<VecT>(), idle_elems();
     } else if (lo == 0) {
-      at::stg_upto(p, v, hi);
+      at::idle_g(1), at::idle_pieces<VecT>(), at::stg_upto(p, v, hi);
+      idle_elems();
     } else {
+      at::idle_g(1), at::idle_pieces<VecT>(), at::idle_pieces<VecT>();
 #pragma unroll
       for (int q = 0; q < Q; ++q)
         if (lo <= (uint32_t)(q * E) && (uint32_t)(q * E) < hi) at::stg<ElemT>(p + q * E, elem(v, q));
+        else at::idle_g(1);
     }
+  }
+
+  // What a lane that stores none of put()'s Q elements does (the emulator's count, at::idle_g).
+  __host__ __device__ static __forceinline__ void idle_elems() {
+#pragma unroll
+    for (int q = 0; q < Q; ++q) at::idle_g(1);
   }
 
   // -- narrow: copy the input run in, gather the output rows' vectors ------------
@@ -181,9 +192,10 @@ struct {{ name }}_k {
 #pragma unroll
     for (int k = 0; k < IT; ++k) {  // every load in flight before the first store
       uint32_t i = tid + k * NT;
-      if (FULL || i < nv) w[k] = at::ldg<VecT>(base + 16 * i);
+      if (FULL || i < nv) w[k] = at::ldg<VecT>(base + 16 * i); else at::idle_g(0);
     }
     if (tid == 0 && nv > NV) x = at::ldg<VecT>(base + 16 * NV);  // an unaligned run's last vector
+    else at::idle_g(0);
 #pragma unroll
     for (int k = 0; k < IT; ++k) {
       uint32_t i = tid + k * NT;
@@ -261,11 +273,12 @@ struct {{ name }}_k {
       const char* p = t.in + (unsigned long long)(uint32_t)r * t.ldi;
       int a = (int)((uintptr_t)p & 15);
       if ((FULL || r < m) && (FULL || 16 * v < a + cols * E)) w[k] = at::ldg<VecT>(p - a + 16 * v);
+      else at::idle_g(0);
     }
     const char* px = t.in + (unsigned long long)(uint32_t)tid * t.ldi;  // an unaligned row's last vector
     const int ax = (int)((uintptr_t)px & 15);
     const bool extra = tid < m && 16 * LV < ax + cols * E;
-    if (extra) x = at::ldg<VecT>(px - ax + 16 * LV);
+    if (extra) x = at::ldg<VecT>(px - ax + 16 * LV); else at::idle_g(0);
 #pragma unroll
     for (int k = 0; k < IT; ++k) {
       int i = tid + k * NT, r = i / LV, v = i % LV;

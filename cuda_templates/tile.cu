@@ -40,6 +40,8 @@ struct {{ name }}_k {
       int i = tid + k * NT, r = i / TC, c = i % TC;
       if (FULL || (r < t.rows && c < t.cols))
         at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(t.in + (unsigned long long)(uint32_t)r * t.ldi + c * t.sci));
+      else
+        at::idle_g(0);
     }
   }
 
@@ -52,6 +54,8 @@ struct {{ name }}_k {
       if (FULL || (r < t.rows && c < t.cols))
         at::stg<OutT>(t.out + (unsigned long long)(uint32_t)c * t.ldo + (long long)r * EO,
                       at::epilogue<EPI>(at::cast_vec<CAST, ElemT, OutT>(at::lds<ElemT>(s, off(r, c)))));
+      else
+        at::idle_g(1);
     }
   }
 };

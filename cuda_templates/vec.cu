@@ -101,7 +101,10 @@ struct {{ name }}_k {
 #pragma unroll 1
     for (int i = tid; i < TR * VPR; i += NT) {
       int r = i / VPR, vc = i % VPR;
-      if (r >= t.rows || vc * K >= t.cols) continue;
+      if (r >= t.rows || vc * K >= t.cols) {
+        at::idle_g(0);
+        continue;
+      }
       union { VecT v; ElemT e[K]; } w;
       w.v = at::ldg<VecT>(t.in + (unsigned long long)(uint32_t)r * t.ldi + vc * VI);
 #pragma unroll
@@ -115,7 +118,10 @@ struct {{ name }}_k {
 #pragma unroll 1
     for (int i = tid; i < TC * VPC; i += NT) {
       int c = i / VPC, vr = i % VPC;
-      if (c >= t.cols || vr * K >= t.rows) continue;
+      if (c >= t.cols || vr * K >= t.rows) {
+        at::idle_g(1);
+        continue;
+      }
       at::stg<VecOT>(t.out + (unsigned long long)(uint32_t)c * t.ldo + vr * VO,
                      at::epilogue<EPI>(at::cast_vec<CAST, VecT, VecOT>(at::lds<VecT>(s, off(vr * K, c)))));
     }

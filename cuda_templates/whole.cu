@@ -82,7 +82,7 @@ struct {{ name }}_k {
 #pragma unroll
     for (int k = 0; k < IT; ++k) {  // every load in flight before the first store
       uint32_t i = tid + k * NT;
-      if (i < nv) w[k] = at::ldg<VecT>(t.in + (unsigned long long)i * V);
+      if (i < nv) w[k] = at::ldg<VecT>(t.in + (unsigned long long)i * V); else at::idle_g(0);
     }
 #pragma unroll
     for (int k = 0; k < IT; ++k) {
@@ -112,7 +112,10 @@ struct {{ name }}_k {
 #pragma unroll
     for (int k = 0; k < IT; ++k) {
       uint32_t i = tid + k * NT;
-      if (i >= nv) continue;
+      if (i >= nv) {
+        at::idle_g(1);
+        continue;
+      }
       const uint32_t o = i * K, g = bymn(o), rem = o - g * (m_ * n_);
       uint32_t n = bym(rem), m = rem - n * m_;
       uint32_t row = (g * m_ + m) * pitch, col = n * E;   // input element (g, m, n) in shared memory

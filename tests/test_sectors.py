@@ -18,6 +18,20 @@ def test_an_aligned_vector_tile_touches_each_sector_once_each_way():
     assert s.load_insts == s.store_insts == s.nbytes // 512
 
 
+def test_lanes_that_sit_out_an_access_still_pair_with_their_warp():
+    """An aligned shift tile's lanes skip the spare raw vector of each row (no
+    shift to make up): their later loads must still count in the same warp
+    instructions as their neighbours' (at::idle_g), so the loads cost the tile's
+    TR + K rows plus at most one sector split per instruction, not the 1.28x
+    ideal that pairing lanes by their own access counts gave."""
+    cfg = KernelConfig.from_key("shift:e4:128x32:t256:v16:r1:p1:none:col")
+    s = sectors(cfg, (1024, 768))
+    rows = cfg.tile_rows + cfg.vec_bytes // cfg.elem_bytes
+    assert s.load_bytes == s.nbytes * rows // cfg.tile_rows
+    assert s.ideal * rows // cfg.tile_rows <= s.load_sectors <= s.ideal * rows // cfg.tile_rows + s.load_insts
+    assert s.store_sectors == s.ideal
+
+
 def test_the_naive_kernel_writes_a_sector_per_element():
     """naive: consecutive threads read along an input row (coalesced) and write
     down an output column, each 4-byte store in a sector of its own."""
