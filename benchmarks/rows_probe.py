@@ -2,9 +2,9 @@
 (not stored) over the strided space's candidates plus extra rows configs of
 several rows a thread, on the (B, S, H, D) -> (B, H, S, D) cases of
 permute_bench.py, with the rows enumerated in output order (what permute()
-runs: writes contiguous) and in input order (reads contiguous); prints the re-timed top of each (the tuner's method: L2
-flushed before every timed launch, the top re-timed interleaved with a
-memcpy of the same bytes). NOTES 37.
+runs: writes contiguous) and in input order (reads contiguous); prints the
+re-timed top of each (the tuner's method: L2 flushed before every timed
+launch, the top re-timed interleaved with a memcpy of the same bytes). NOTES 37.
 
     python benchmarks/rows_probe.py [--reps 9] [--top 8]
 """
