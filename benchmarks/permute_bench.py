@@ -7,7 +7,8 @@ the host enqueues it, so the events hold the kernel alone; autotrans writes a
 preallocated out=, and its host time per call is reported apart); medians and IQR of
 --reps repetitions. The roofline is the faster of cudaMemcpy device-to-device
 (torch's copy_ of contiguous bytes) and a 16-byte vector copy kernel
-(cuda_templates/roofline.cu) of the same bytes, both in the same run. Every output is
+(cuda_templates/roofline.cu) of the same bytes, both in the same run (each
+copy's output checked whole too: random input, zeroed output). Every output is
 checked byte for byte against torch's x.permute(axes).contiguous() (with
 conj: out.copy_(x.permute(axes).conj()); with a cast to D:
 x.permute(axes).contiguous().to(D), torch eager out.copy_(x.permute(axes)) into
@@ -137,7 +138,8 @@ def run_case(torch, cp, autotrans, time_us, copy16, reps, shape, dtype, axes, sl
     torch.cuda.synchronize()
     exact = bool(torch.equal(out.view(torch.uint8), want.view(torch.uint8)))
     nbytes = (want.numel() * want.element_size() + x.numel() * x.element_size()) // 2   # what a copy moves
-    a, b = torch.empty(nbytes, dtype=torch.uint8, device="cuda"), torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    a = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
     torch._dynamo.reset()
     if conj:
         compiled = torch.compile(lambda t: torch.conj_physical(t.permute(axes)).contiguous(), dynamic=False)
@@ -165,6 +167,11 @@ def run_case(torch, cp, autotrans, time_us, copy16, reps, shape, dtype, axes, sl
     got = compiled(x)
     torch.cuda.synchronize()
     exact = exact and bool(torch.equal(got.view(torch.uint8), want.view(torch.uint8)))
+    for name in ("memcpy", "copy16"):                # each roofline copy alone into a zeroed b
+        b.zero_()
+        impls[name]()
+        torch.cuda.synchronize()
+        exact = exact and bool(torch.equal(b, a))
     for f in impls.values():
         f()
     torch.cuda.synchronize()
