@@ -72,10 +72,16 @@ def space(e: int):
 # -- strided problems (KernelConfig.layout "strided") -----------------------------
 
 # Strided tiles per element size (tile rows, columns, threads, swizzle): the
-# dense space's most frequent winners on the H200 grid (cache/h200.json).
+# dense space's most frequent winners on the H200 grid (cache/h200.json), and
+# a tall, narrow tile each for 1 and 2 bytes (whole output rows of a few hundred
+# elements, short input spans), which won the 3-D (2, 1, 0) orders on the H200:
+# int8 (511, 1031, 257) 118.4 -> 111.6 µs, float16 (263, 509, 257) 61.7 -> 60.4 µs
+# (benchmarks/shift_tall_probe.py, NOTES 38).
 _STRIDED = {
-    1: ((128, 128, 256, "xor"), (64, 128, 256, "xor"), (128, 64, 128, "none"), (64, 256, 256, "xor")),
-    2: ((64, 64, 256, "none"), (128, 64, 256, "xor"), (128, 32, 512, "xor"), (64, 64, 512, "xor")),
+    1: ((128, 128, 256, "xor"), (64, 128, 256, "xor"), (128, 64, 128, "none"), (64, 256, 256, "xor"),
+        (256, 64, 256, "none")),
+    2: ((64, 64, 256, "none"), (128, 64, 256, "xor"), (128, 32, 512, "xor"), (64, 64, 512, "xor"),
+        (64, 32, 128, "xor")),
     4: ((64, 64, 128, "none"), (32, 64, 256, "none"), (64, 64, 256, "xor"), (64, 32, 256, "xor")),
 }
 
