@@ -408,13 +408,16 @@ def test_bench_script_lists_and_selects_cases(capsys):
     assert bench.default_name("NVIDIA H200") == "h200" and bench.default_name("NVIDIA H100 80GB HBM3") == "h100"
 
 
-@pytest.mark.parametrize("script", sorted(p.name for p in (REPO / "benchmarks").glob("*.py")))
+@pytest.mark.parametrize("script", sorted(str(p.relative_to(REPO / "benchmarks"))
+                                          for p in (REPO / "benchmarks").glob("*.py"))
+                         + sorted(str(p.relative_to(REPO / "benchmarks"))
+                                  for p in (REPO / "benchmarks" / "probes").glob("*.py")))
 def test_every_benchmark_script_answers_help_without_a_gpu(script):
-    """Each script imports and describes itself where PyCUDA and torch are missing."""
+    """Each script (probes/ too) imports and describes itself where PyCUDA and torch are missing."""
     r = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--help"],
                        capture_output=True, text=True, timeout=300, cwd=REPO)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.startswith(f"usage: {script}") and len(r.stdout.splitlines()) > 3
+    assert r.stdout.startswith(f"usage: {Path(script).name}") and len(r.stdout.splitlines()) > 3
 
 
 def test_grid_script_lists_the_grid(capsys):
