@@ -64,7 +64,7 @@ struct K {
   static constexpr int SMEM = S * STAGE + TW * 4;
   static constexpr int UPS = H / KS;                            // sectors a step writes per output row
   static_assert(H % KS == 0 && (RW & (RW - 1)) == 0 && R * E == 4 && S >= 3 && (Q == 2 || Q == 4), "geometry");
-  static_assert(NVC == 4 || (NVC >= 8 && NVC <= 32 && (NVC & (NVC - 1)) == 0), "4, 8, 16 or 32 vector columns");
+  static_assert(NVC == 4 || (NVC >= 8 && NVC <= 32), "4 or 8-32 vector columns");
 
   static constexpr int IT1 = (H * NVR + NT - 1) / NT;          // load vectors a thread, per step
   static constexpr int IT2 = (NRG * NVC + NT - 1) / NT;        // mid groups a thread
@@ -315,6 +315,12 @@ void emulate(const Args& a, char* smem) {
   X(w4_64_32_256_3q2, 4, 64, 32, 256, 3, 2) \
   X(w4_128_16_512_3q2, 4, 128, 16, 512, 3, 2) \
   X(w4_64_16_256_4q4, 4, 64, 16, 256, 4, 4) \
+  X(w1_272_32_256_4q4, 1, 272, 32, 256, 4, 4) \
+  X(w1_272_64_256_3q2, 1, 272, 64, 256, 3, 2) \
+  X(w1_272_32_512_4q4, 1, 272, 32, 512, 4, 4) \
+  X(w2_136_32_256_4q4, 2, 136, 32, 256, 4, 4) \
+  X(w2_136_16_256_4q4, 2, 136, 16, 256, 4, 4) \
+  X(w2_136_32_256_3q2, 2, 136, 32, 256, 3, 2) \
 
 #if defined(__CUDACC__) && !defined(WALK_HOST)
 #define WALK_KERNEL(NAME, E, W, H, NT, S, Q) \
