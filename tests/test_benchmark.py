@@ -408,10 +408,8 @@ def test_bench_script_lists_and_selects_cases(capsys):
     assert bench.default_name("NVIDIA H200") == "h200" and bench.default_name("NVIDIA H100 80GB HBM3") == "h100"
 
 
-@pytest.mark.parametrize("script", sorted(str(p.relative_to(REPO / "benchmarks"))
-                                          for p in (REPO / "benchmarks").glob("*.py"))
-                         + sorted(str(p.relative_to(REPO / "benchmarks"))
-                                  for p in (REPO / "benchmarks" / "probes").glob("*.py")))
+@pytest.mark.parametrize("script", sorted(str(p.relative_to(REPO / "benchmarks")) for pattern in ("*.py", "probes/*.py")
+                                          for p in (REPO / "benchmarks").glob(pattern)))
 def test_every_benchmark_script_answers_help_without_a_gpu(script):
     """Each script (probes/ too) imports and describes itself where PyCUDA and torch are missing."""
     r = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--help"],
