@@ -62,6 +62,11 @@ CASES = [  # (name, shape, dtype, axes, slice or None, what the target asks)
     ("cast BSHD->BHSD", (8, 4096, 16, 64), "float32", (0, 2, 1, 3), None, ">= 0.92", {"to": "bfloat16"}),
     ("cast-transpose", (4099, 8191), "float32", (1, 0), None, ">= 0.92", {"to": "bfloat16"}),
     ("cast-transpose", (8192, 8192), "bfloat16", (1, 0), None, ">= 0.92", {"to": "float32"}),
+    # odd alignments: rows of neither side a multiple of 16 bytes (shift tiles' casts, NOTES 39)
+    ("cast-transpose", (4099, 8191), "float32", (1, 0), None, ">= 0.92", {"to": "float16"}),
+    ("cast-transpose", (5, 2049, 4097), "float32", (0, 2, 1), None, ">= 0.92", {"to": "bfloat16"}),
+    ("cast-transpose", (4099, 8191), "bfloat16", (1, 0), None, ">= 0.92", {"to": "float32"}),
+    ("cast 3-D", (257, 509, 263), "float32", (2, 1, 0), None, ">= 0.92", {"to": "bfloat16"}),
 ]
 
 

@@ -1,6 +1,7 @@
 // autotrans: the element conversions of a fused cast (KernelConfig.cast, issue
 // 15's permute(x, axes, dtype=)): at::Cast<CAST_X_Y>::conv, integer arithmetic
-// only, __host__ __device__, so the host emulator runs the GPU's own code; and
+// (but for f32_f16_rne on the device: the hardware's IEEE conversion),
+// __host__ __device__, so the host emulator runs the GPU's own code; and
 // cast_vec, which converts every element of a vector held in registers.
 //
 // Bit for bit as NumPy's astype on x86-64 (core.layout.cast_reference is the
@@ -84,8 +85,16 @@ __host__ __device__ __forceinline__ u64 narrow_float(u64 x) {
   return out | (sign << (TE + TM));
 }
 
-// float32 -> float16 rounded to nearest even, any input but a NaN (32-bit arithmetic).
+// float32 -> float16 rounded to nearest even, any input but a NaN. On the
+// device the hardware's cvt.rn.f16.f32 (IEEE: the same bits; one instruction
+// where the integer paths below diverge within a warp on mixed magnitudes);
+// on the host, 32-bit integer arithmetic. (GPU tests hold both to NumPy.)
 __host__ __device__ __forceinline__ uint16_t f32_f16_rne(uint32_t x) {
+#ifdef __CUDA_ARCH__
+  uint16_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(__uint_as_float(x)));
+  return h;
+#else
   const uint32_t s = (x >> 16) & 0x8000u, a = x & 0x7FFFFFFFu;
   uint32_t r;
   if (a >= 0x47800000u) {
@@ -101,6 +110,7 @@ __host__ __device__ __forceinline__ uint16_t f32_f16_rne(uint32_t x) {
     r += (rem > half || (rem == half && (r & 1u))) ? 1u : 0u;
   }
   return (uint16_t)(r | s);
+#endif
 }
 
 // float16 -> float32 as numpy: exact; a NaN keeps its payload.

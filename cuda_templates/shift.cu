@@ -9,7 +9,7 @@
 //  store reads each aligned output vector at its output row's byte offset
 //        from the transposed tile (five words, funnel shifts) and writes it.
 // A tile owns the aligned output vectors that start inside its output rows, so
-// it reads K more input rows (XR) and no output vector is shared between
+// it reads KO more input rows (XR) and no output vector is shared between
 // tiles; only the ends of whole output rows are written in parts. Dense last
 // tiles overlap their neighbours (at::locate), so only matrices narrower or
 // shorter than a tile take the element-wise edge path. Strided last tiles do not
@@ -18,7 +18,10 @@
 // tiles take the three phases in rolled loops that load only vectors holding
 // valid columns and store only valid output rows (edge_vectors), element-wise
 // where the tile's output rows hold less than a vector. Chunks are one 32-bit word
-// (R * E == 4). Transposed rows are PAD elements longer and, with XOR set,
+// (R * E == 4). Strided configs may cast (KernelConfig.cast, 1- to 4-byte elements
+// both sides): the tiles hold input elements, the store phase reads the KO = V / EO
+// input elements of each aligned output vector (VI bytes, at the output offset's
+// element) and converts them in registers (at::cast_vec); a tile reads KO more rows. Transposed rows are PAD elements longer and, with XOR set,
 // each group of K rows starts SKEW words later, so that the mid phase's chunk
 // stores of one warp fall on 32 different banks.
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
@@ -26,6 +29,10 @@
 // so the #line that precedes a rendered kernel stays exact.
 struct {{ name }}_k {
   static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, R = {{ c.micro_rows }}, K = V / E;
+  static constexpr int CAST = at::CAST_{{ c.cast | replace('>', '_') | upper }}, EO = {{ c.out_elem_bytes }};
+  static constexpr int KO = V / EO, VI = KO * E;   // an output vector's elements, and their input bytes
+  static_assert(at::cast_in<CAST, E>() == E && at::cast_out<CAST, E>() == EO && EO <= 4,
+                "KernelConfig.elem_bytes / out_elem_bytes (Python) disagree with at::Cast, or EO > 4");
   static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
   static constexpr int ORDER = at::ORDER_{{ c.order | upper }};
   static constexpr int PAD = {{ c.pad }};
@@ -33,7 +40,7 @@ struct {{ name }}_k {
   static constexpr bool MID = true;
   static constexpr bool STRIDED = {{ 'true' if c.layout == 'strided' else 'false' }};  // takes at::StridedArgs (sci == E)
   static constexpr bool OVERLAP = !STRIDED;         // see the header: dense last tiles overlap, strided ones do not
-  static constexpr int XR = K, ROWS = TR + XR;      // input rows read: the tile's and K more
+  static constexpr int XR = KO, ROWS = TR + XR;     // input rows read: the tile's and KO more
   static constexpr int NVR = TC * E / V + 1;       // raw vectors per row (one more: any alignment)
   static constexpr int RAWB = NVR * V, RAW = ROWS * RAWB;
   static constexpr int NVC = TC / K, G = 32 / NVC; // vectors per tile row; words per lane group
@@ -41,10 +48,11 @@ struct {{ name }}_k {
   static constexpr int SKEW = XOR ? ((G - K * W) % 32 + 32) % 32 : 0;  // words added per K-row group
   static constexpr int ROWB = W * 4, SMEM = RAW + TC * ROWB + 4 * SKEW * (NVC - 1);
   static constexpr int IT1 = (ROWS * NVR + NT - 1) / NT, IT2 = (ROWS / R * NVC + NT - 1) / NT;
-  static constexpr int IT3 = TC * (TR / K) / NT;
+  static constexpr int IT3 = TC * (TR / KO) / NT;
   static_assert(R * E == 4 && V == 16 && NVC <= 32, "shift chunks are one word, vectors 16 bytes");
   typedef at::Bytes<E>::T ElemT;
-  typedef uint4 VecT;
+  typedef uint4 VecT;                              // an output vector
+  typedef at::Bytes<VI>::T VecIT;                  // its input elements (VecT without a cast)
 
   // Byte offset in shared memory of transposed-tile element (input row r, input column c).
   __host__ __device__ static __forceinline__ uint32_t off(int r, int c) {
@@ -63,7 +71,12 @@ struct {{ name }}_k {
 
   // Whether a strided edge tile moves vectors (load_edge, mid_group, store_vector):
   // its output rows hold at least one vector, so their first partial piece fits.
-  __host__ __device__ static __forceinline__ bool edge_vectors(const at::Tile& t) { return t.left >= K; }
+  __host__ __device__ static __forceinline__ bool edge_vectors(const at::Tile& t) { return t.left >= KO; }
+
+  // Bytes of the transposed tile's input elements before output byte d (a multiple of EO).
+  __host__ __device__ static __forceinline__ uint32_t in_bytes(uint32_t d) {
+    if constexpr (EO == E) return d; else if constexpr (EO < E) return d * (E / EO); else return d / (EO / E);
+  }
 
   // Byte misalignment of tile row r (rows past the matrix's last repeat it).
   __host__ __device__ static __forceinline__ uint32_t shift_of(const at::Tile& t, int r) {
@@ -157,14 +170,14 @@ struct {{ name }}_k {
     if constexpr (FULL) {
 #pragma unroll
       for (int k = 0; k < IT3; ++k) {
-        uint32_t i = tid + k * NT, c = i / (TR / K), wv = i % (TR / K);
+        uint32_t i = tid + k * NT, c = i / (TR / KO), wv = i % (TR / KO);
         store_vector(t, s, c, wv);
       }
     } else if constexpr (!OVERLAP) {
       if (edge_vectors(t)) {
-        const uint32_t n = (uint32_t)t.cols * (TR / K);   // the vectors of the tile's valid output rows
+        const uint32_t n = (uint32_t)t.cols * (TR / KO);   // the vectors of the tile's valid output rows
 #pragma unroll 1
-        for (uint32_t i = tid; i < n; i += NT) store_vector(t, s, i / (TR / K), i % (TR / K));
+        for (uint32_t i = tid; i < n; i += NT) store_vector(t, s, i / (TR / KO), i % (TR / KO));
       } else {
         at::store_elems<{{ name }}_k>(t, s, tid);
       }
@@ -180,17 +193,17 @@ struct {{ name }}_k {
     char* o = t.out + c * t.ldo;
     uint32_t d = (uint32_t)(-(uintptr_t)o) & (V - 1);  // bytes from o to the next aligned address
     char* p = o + d + wv * V;
-    VecT v = at::lds_span<VecT, E>(s, off(0, c) + d + wv * V);
+    VecT v = at::cast_vec<CAST, VecIT, VecT>(at::lds_span<VecIT, E>(s, off(0, c) + in_bytes(d + wv * V)));
     if (rows_left(t) >= ROWS - 1) {
       at::stg<VecT>(p, v);
     } else {
-      long long end = (long long)rows_left(t) * E - d - wv * V;  // bytes of the output row from p on
+      long long end = (long long)rows_left(t) * EO - d - wv * V;  // bytes of the output row from p on
       if (end >= V) at::stg<VecT>(p, v), at::idle_pieces<VecT>();
       else if (end > 0) at::idle_g(1), at::stg_upto(p, v, (uint32_t)end);
       else at::idle_g(1), at::idle_pieces<VecT>();
     }
     if (first(t) && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
-      VecT a = at::lds_span<VecT, 4>(s, off(0, c));
+      VecT a = at::cast_vec<CAST, VecIT, VecT>(at::lds_span<VecIT, 4>(s, off(0, c)));
       at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
     } else if (first(t)) {
       at::idle_pieces<VecT>();

@@ -9,7 +9,10 @@ rows instead of permuting chunks.
 
 Strided configs move TileProblems whose input columns are adjacent: every
 row is realigned on its own, so pitches and batch strides need only be
-multiples of the element."""
+multiples of the element. They may cast between 1- to 4-byte elements
+(KernelConfig.cast): the tile holds input elements and each aligned 16-byte
+output vector converts the ko = 16 / out_elem_bytes input elements it holds;
+a tile then reads ko more rows (without a cast ko is vec_elems)."""
 from __future__ import annotations
 
 import itertools
@@ -19,17 +22,23 @@ from autotrans.core.layout import TileProblem
 VARIANTS = ("shift",)
 TEMPLATE = "shift.cu"
 LAYOUTS = ("dense", "strided")   # strided: TileProblems with sci == elem, pitches any multiple of it
+TAKES_CASTS = True   # strided only; 1- to 4-byte elements in and out
+
+
+def out_vec_elems(c) -> int:
+    """Elements of an aligned 16-byte output vector (ko): the rows a tile reads past its own."""
+    return c.vec_bytes // c.out_elem_bytes
 
 
 def problems(c) -> list[str]:
     e, v, tr, tc, nt, r = c.elem_bytes, c.vec_bytes, c.tile_rows, c.tile_cols, c.threads, c.micro_rows
-    if e > 4 or v != 16 or r * e != 4:
-        return ["shift moves 1-, 2- and 4-byte elements in 16-byte vectors, "
+    if max(e, c.out_elem_bytes) > 4 or v != 16 or r * e != 4:
+        return ["shift moves 1-, 2- and 4-byte elements (in and out) in 16-byte vectors, "
                 "with micro_rows*elem_bytes == 4 (one-word chunks)"]
-    k, p = v // e, []
-    if not (2 <= tc // k <= 32 and 2 <= tr // k <= 32):
+    k, ko, p = v // e, out_vec_elems(c), []
+    if not (2 <= tc // k <= 32 and 2 <= tr // ko <= 32):
         p.append("shift needs 2..32 vectors per tile row and per output row")
-    elif (tc * (tr // k)) % nt:
+    elif (tc * (tr // ko)) % nt:
         p.append("threads must divide the store phase's vectors")
     if (c.pad * e) % 4:
         p.append("shift's pad*elem_bytes must be a multiple of 4")
@@ -37,9 +46,9 @@ def problems(c) -> list[str]:
 
 
 def smem_bytes(c) -> int:
-    """Raw rows (vec_elems more than the tile), then the transposed tile."""
-    k, e = c.vec_elems, c.elem_bytes
-    rows = c.tile_rows + k
+    """Raw rows (out_vec_elems more than the tile), then the transposed tile."""
+    k, e = c.vec_bytes // c.elem_bytes, c.elem_bytes
+    rows = c.tile_rows + out_vec_elems(c)
     raw = rows * (c.tile_cols * e + c.vec_bytes)
     words, groups = (rows + c.pad) * e // 4, c.tile_cols // k
     skew = (32 // groups - k * words) % 32 if c.swizzle == "xor" else 0
@@ -51,7 +60,7 @@ def aligned_for(c, m: int, n: int) -> bool:
 
 
 def pointer_align(c) -> int:
-    return c.elem_bytes
+    return max(c.elem_bytes, c.out_elem_bytes)
 
 
 def space(e: int):
@@ -88,31 +97,38 @@ _STRIDED = {
 
 def strided_problems(c, problem, align: int) -> list[str]:
     """Why config c cannot run this strided problem (empty when it can): a
-    TileProblem of c's element size, no cast, input columns adjacent (sci ==
-    elem: rows are read as aligned vectors and realigned), pitches, batch
-    strides and pointers (align) multiples of the element. The aligned
+    TileProblem of c's element sizes (in and out: its cast's), input columns
+    adjacent (sci == elem: rows are read as aligned vectors and realigned),
+    input pitches and batch strides multiples of the input's element, the
+    output's of the output's, and pointers (align) of both. The aligned
     16-byte vectors that cover a row never leave the 16-byte granules that
     hold its bytes."""
     if not isinstance(problem, TileProblem):
         return [f"shift moves TileProblems, not {type(problem).__name__}"]
-    e = c.elem_bytes
-    if problem.elem != e or problem.out_elem != e:
-        return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"
+    e, eo = c.elem_bytes, c.out_elem_bytes
+    if problem.elem != e or problem.out_elem != eo:
+        return [f"{c.key} moves {e}-byte elements" + ("" if eo == e else f" into {eo}-byte ones")
+                + f", the problem {problem.elem}-byte ones"
                 + ("" if problem.out_elem == problem.elem else f" into {problem.out_elem}-byte ones")]
     p = []
     if problem.sci != e:
         p.append(f"shift reads input rows as vectors: the column pitch must be the element size ({e} B), "
                  f"not {problem.sci}")
-    strides = (problem.ldi, problem.ldo) + tuple(s for d in problem.batch for s in (d.src, d.dst))
-    if any(s % e for s in strides):
-        p.append(f"pitches and strides must be multiples of the element size ({e} B)")
-    if align % e:
-        p.append(f"pointers must be {e}-byte aligned")
+    ins = (problem.ldi,) + tuple(d.src for d in problem.batch)
+    outs = (problem.ldo,) + tuple(d.dst for d in problem.batch)
+    if any(s % e for s in ins) or any(s % eo for s in outs):
+        p.append(f"pitches and strides must be multiples of the element size ({e} B)" if e == eo else
+                 f"pitches and strides must be multiples of the elements ({e} B in, {eo} B out)")
+    if align % max(e, eo):
+        p.append(f"pointers must be {max(e, eo)}-byte aligned")
     return p
 
 
-def strided_space(e: int):
-    """_STRIDED's tiles of this element size (none above 4 bytes), column walk."""
+def strided_space(e: int, eo: int | None = None):
+    """_STRIDED's tiles of this element size (none above 4 bytes), column walk.
+    eo: the output's element size of a cast (none above 4 bytes either)."""
+    if (eo or e) > 4:
+        return
     for tr, tc, nt, sw in _STRIDED.get(e, ()):
         r = 4 // e
         yield dict(variant="shift", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=16,

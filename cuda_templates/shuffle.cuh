@@ -23,6 +23,13 @@ template <> __host__ __device__ __forceinline__ uint2 pack<uint2>(const uint32_t
 template <> __host__ __device__ __forceinline__ uint4 pack<uint4>(const uint32_t* o) {
   return make_uint4(o[0], o[1], o[2], o[3]);
 }
+// 32 and 64 bytes (mem.cuh's Words16): the input side of a shift tile's narrowing cast.
+template <> __host__ __device__ __forceinline__ Words16<2> pack<Words16<2>>(const uint32_t* o) {
+  return Words16<2>{{pack<uint4>(o), pack<uint4>(o + 4)}};
+}
+template <> __host__ __device__ __forceinline__ Words16<4> pack<Words16<4>>(const uint32_t* o) {
+  return Words16<4>{{pack<uint4>(o), pack<uint4>(o + 4), pack<uint4>(o + 8), pack<uint4>(o + 12)}};
+}
 
 // __byte_perm on the device; the same byte selection on the host.
 __host__ __device__ __forceinline__ uint32_t perm(uint32_t a, uint32_t b, uint32_t s) {

@@ -374,7 +374,7 @@ def test_keys_without_a_cast_are_unchanged():
 def test_cast_keys_round_trip():
     cfgs = [c for cast in CASTS[1:] for c in strided_space(CAST_SIZES[cast][0], cast=cast)]
     assert len(cfgs) > 600 and {c.cast for c in cfgs} == set(CASTS[1:])
-    assert {c.variant for c in cfgs} == {"tile", "vec", "rows"}
+    assert {c.variant for c in cfgs} == {"tile", "vec", "rows", "shift"}
     for c in cfgs:
         assert c.key.endswith(f":strided:{c.cast}") and KernelConfig.from_key(c.key) == c
         assert KernelConfig.from_dict(c.to_dict()) == c and c.to_dict()["cast"] == c.cast
@@ -754,6 +754,37 @@ def test_wide_rows_vectors_permute_like_numpy():
         assert len(mine) == len(cfgs) * len(cs), cast                   # each wide config runs every case
         jobs += mine
     assert {c.vec_bytes for c, _ in jobs} == {32, 64}
+    run_cases(jobs)
+
+
+SHIFT_CASTS = ["f32>bf16", "f32>f16", "bf16>f32", "f16>bf16", "i8>i32", "u8>u16", "i32>i8", "i16>i8"]
+
+
+def shift_cast_cases(rng, cast, tr: int, tc: int):
+    """Rows and pitches at every alignment of the elements, an input pointer
+    off 16-byte alignment (nothing padded to vectors), batch axes inside and around the
+    tile's, a flipped batch axis, matrices of several full tr x tc tiles (the
+    last ones edge tiles: strided shift tiles do not overlap) and smaller ones."""
+    e, eo = CAST_SIZES[cast]
+    return [Case(rng, cast, (3, 37, 45), (0, 2, 1)),
+            Case(rng, cast, (2, tr + 19, tc + 7), (0, 2, 1), in_pad=3, out_pad=5, shift=max(e, eo)),
+            Case(rng, cast, (tc + 5, 3, tr + 9), (2, 1, 0)),
+            Case(rng, cast, (2, 3, 2 * tr + 1, tc + 3), (1, 3, 0, 2), in_pad=1, out_pad=2, flip=True),
+            Case(rng, cast, (tr + 1, 2 * tc + 13), (1, 0), out_pad=1)]
+
+
+@pytest.mark.parametrize("cast", SHIFT_CASTS)
+def test_shift_casts_at_any_alignment(cast):
+    """Every shift config of narrowing (2:1, 4:1), widening (1:2, 1:4) and
+    same-size casts on rows at any alignment, full tiles included: each
+    aligned output vector converts the input elements it holds (the store
+    phase reads ko = 16 / out_elem_bytes of them; the tile reads ko more rows)."""
+    rng = np.random.default_rng(300 + SHIFT_CASTS.index(cast))
+    cfgs = [c for c in strided_space(CAST_SIZES[cast][0], cast=cast) if c.variant == "shift"]
+    cs = shift_cast_cases(rng, cast, max(c.tile_rows for c in cfgs), max(c.tile_cols for c in cfgs))
+    assert cfgs and any(c.problem.ldi % 16 and c.problem.ldo % 16 for c in cs)   # rows not vector-aligned
+    jobs = [(c, case) for case in cs for c in cfgs if not strided_problems(c, case.problem, case.align)]
+    assert len(jobs) == len(cfgs) * len(cs), cast                                   # every config, every case
     run_cases(jobs)
 
 

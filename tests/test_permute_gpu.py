@@ -341,6 +341,38 @@ def test_cast_permutations_match_the_numpy_reference(src, dst):
     assert autotrans.permute(x, axes, dtype=dst, out=o) is o and torch_bits(o).tobytes() == want.tobytes()
 
 
+def f32_rounding_cases() -> np.ndarray:
+    """float32 bits at every float16 rounding point: each exponent and sign,
+    the bits dropped (13 for normal results, up to 24 for subnormal ones) just
+    below, at and above half, under even and odd kept bits; NaN payloads."""
+    out = []
+    for sh in range(13, 25):
+        half = 1 << (sh - 1)
+        for upper in (0, 1 << sh, 2 << sh, 3 << sh, 0x7FFFFF & ~((1 << sh) - 1)):
+            out += [(upper | low) & 0x7FFFFF for low in (half - 1, half, half + 1, 0, (1 << sh) - 1)]
+    mant = np.unique(np.array(out + [1, 0x400000, 0x7FFFFF], np.uint32))
+    bits = (np.arange(512, dtype=np.uint32)[:, None] << 23) | mant[None, :]   # sign and exponent, mantissas
+    return bits.ravel()
+
+
+@pytest.mark.parametrize("src", ["float32", "bfloat16"])
+def test_casts_to_float16_round_as_numpy_at_every_boundary(src):
+    """The device's float -> float16 conversion (cvt.rn.f16.f32, the NaN rules
+    apart) on every rounding point of float32 (f32_rounding_cases), and on
+    every bfloat16: each result bit for bit as NumPy / ml_dtypes astype."""
+    from autotrans.kernels import config
+    torch = torch_mod()
+    cast = config.cast_for(src, "float16")
+    bits = f32_rounding_cases() if src == "float32" else np.arange(1 << 16, dtype=np.uint16)
+    n = 257                                                          # odd rows: shift tiles and edge paths
+    bits = np.resize(bits, (-(-bits.size // n)) * n).reshape(-1, n)
+    want = layout.cast_reference(cast)(np.ascontiguousarray(bits.T))
+    signed = bits.view(np.int32 if bits.itemsize == 4 else np.int16)
+    x = torch.from_numpy(signed.copy()).cuda().view(getattr(torch, src))
+    y = autotrans.permute(x, (1, 0), dtype=torch.float16)
+    assert torch_bits(y).tobytes() == want.tobytes()
+
+
 def test_cast_transpose_of_a_large_matrix_and_errors():
     torch = torch_mod()
     from autotrans.kernels import config

@@ -396,13 +396,14 @@ def test_shift_index_math_matches_numpy(e):
     assert run_cases(shifts, cases) == len(shifts) * len(cases)
 
 
-def test_shift_takes_no_strided_columns_nor_casts():
+def test_shift_takes_no_strided_columns_nor_wide_elements():
     case = Case(np.random.default_rng(5), (2, 133, 69), (0, 2, 1), 2, sci_mult=2)
     assert any("column pitch must be the element size" in w for w in strided_problems(SHIFT, case.problem, 16))
     assert strided_problems(SHIFT, Case(np.random.default_rng(5), (3, 37, 45), (0, 2, 1), 2).problem, 16) == []
     assert strided_problems(SHIFT, Case(np.random.default_rng(5), (3, 37, 45), (0, 2, 1), 2).problem, 1) == [
         "pointers must be 2-byte aligned"]
-    assert not [c for c in strided_space(4, cast="f32>bf16") if c.variant == "shift"]
+    assert [c for c in strided_space(4, cast="f32>bf16") if c.variant == "shift"]   # casts of 1-4 B elements
+    assert not [c for c in strided_space(4, cast="f32>f64") if c.variant == "shift"]
     assert not [c for c in strided_space(8) if c.variant == "shift"]
 
 

@@ -18,7 +18,7 @@ from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
 from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 8   # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles
+SPACE_VERSION = 9   # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 SKINNY = _skinny.VARIANTS  # narrow and short (cuda_templates/skinny.py)

@@ -87,12 +87,18 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
 
 # The shift tile (rows, columns, threads) per element size that won on the H200
 # over odd 3-D orders (benchmarks/NOTES.md, session 9): 2.2-3.4x the scalar tiles.
+# Casts from 4-byte elements take _SHIFT_CAST_DEFAULT: over odd float32 -> 16-bit
+# casts (benchmarks/cast_probe.py, NOTES 39) the best shift tile or within 4% of
+# it, 0-29% faster than the scalar vec tile picked before.
 _SHIFT_DEFAULT = {1: (128, 64, 128), 2: (64, 64, 256)}
+_SHIFT_CAST_DEFAULT = {4: (64, 32, 256)}
 
 
 def _shift_default(problem, fits: list) -> KernelConfig | None:
-    """The shift config of _SHIFT_DEFAULT where it runs and no 16-byte vec tile does, else None."""
-    want = _SHIFT_DEFAULT.get(problem.elem)
+    """The shift config of _SHIFT_DEFAULT (of _SHIFT_CAST_DEFAULT for a cast's
+    problem, out_elem != elem) where it runs and no 16-byte vec tile does, else None."""
+    table = _SHIFT_CAST_DEFAULT if problem.out_elem != problem.elem else {}
+    want = table.get(problem.elem) or _SHIFT_DEFAULT.get(problem.elem)
     if want is None or any(c.variant == "vec" and c.vec_bytes == 16 for c in fits):
         return None
     return next((c for c in fits if c.variant == "shift" and (c.tile_rows, c.tile_cols, c.threads) == want), None)
