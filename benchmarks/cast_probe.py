@@ -45,7 +45,7 @@ def main(argv=None) -> int:
             rec = tune_problem(prob, save=False, progress=False, reps=a.reps, top=a.top, cast=cast)
             t = {c.key: c.median_us for c in rec.candidates}
             frac = lambda k: rec.memcpy_us / t[k]  # noqa: E731
-            shifts = "  ".join(f"{k.split(':')[2]}:{k.split(':')[3]}:{k.split(':')[8]} {frac(k):.3f}"
+            shifts = "  ".join(f"{k.split(':')[2]}:{k.split(':')[3]}:{k.split(':')[7]} {frac(k):.3f}"
                                for k in sorted(t) if k.startswith("shift"))
             print(f"{'x'.join(map(str, shape))} {axes} {src}->{dst}: memcpy {rec.memcpy_us:.1f} µs; "
                   f"best {rec.best.key} {frac(rec.best.key):.3f}; untuned {pick.key} "
