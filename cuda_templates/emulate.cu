@@ -17,7 +17,7 @@
 //     runs the launch as "run" does and prints "sectors LOADS LOAD_SECTORS
 //     STORES STORE_SECTORS LOAD_BYTES STORE_BYTES": its global-memory warp
 //     instructions and the 32-byte sectors they touch, counted from the files'
-//     starts (taken to be 256-byte aligned), loads and stores apart. A thread's
+//     starts (256-byte aligned: Buffer), loads and stores apart. A thread's
 //     n-th global access of a phase is taken to be one instruction across its
 //     warp (threads that skip an access shift the count a little).
 //   strided_sectors NAME ARGS_FILE IN_FILE IN_OFF OUT_FILE OUT_OFF
@@ -53,6 +53,15 @@ static const Entry entries[] = {
 };
 #undef AT_KERNEL
 
+// A file's bytes at a 256-byte aligned address, as cudaMalloc gives them: the
+// kernels pick their paths by the pointers' alignment (shift strips by 32 bytes).
+struct Buffer {
+  std::vector<char> raw;
+  size_t off = 0, n = 0;
+  char* data() { return raw.data() + off; }
+  const char* data() const { return raw.data() + off; }
+  size_t size() const { return n; }
+};
 static FILE* g_trace = nullptr;
 static uint32_t g_trace_block = 0;
 static int g_smem = 0, g_seq = 0, g_last_tid = -1, g_last_phase = -1;
@@ -116,7 +125,7 @@ static void ghook(const void* p, int bytes, int store) {
   ++g_gseq;
 }
 
-static void start_sectors(const std::vector<char>& in, const std::vector<char>& out) {
+static void start_sectors(const Buffer& in, const Buffer& out) {
   g_gbase[0] = in.data(), g_gbase[1] = out.data();
   g_insts[0] = g_insts[1] = g_sectors[0] = g_sectors[1] = g_bytes[0] = g_bytes[1] = 0;
   g_glast_block = -1;
@@ -129,25 +138,26 @@ static void print_sectors() {
          g_bytes[1]);
 }
 
-static std::vector<char> slurp(const char* path) {
-  std::vector<char> buf;
+static Buffer slurp(const char* path) {
+  Buffer buf;
   FILE* f = fopen(path, "rb");
   if (!f) { perror(path); exit(2); }
   fseek(f, 0, SEEK_END);
-  buf.resize((size_t)ftell(f));
+  buf.n = (size_t)ftell(f);
+  buf.raw.resize(buf.n + 256);
+  buf.off = (256 - (size_t)((uintptr_t)buf.raw.data() % 256)) % 256;
   fseek(f, 0, SEEK_SET);
-  if (!buf.empty() && fread(buf.data(), 1, buf.size(), f) != buf.size()) { perror(path); exit(2); }
+  if (buf.n && fread(buf.data(), 1, buf.n, f) != buf.n) { perror(path); exit(2); }
   fclose(f);
   return buf;
 }
-
 static const Entry* find(const char* name) {
   for (const Entry& e : entries)
     if (!strcmp(e.name, name)) return &e;
   return nullptr;
 }
 
-static void write_out(const char* outp, const std::vector<char>& out) {
+static void write_out(const char* outp, const Buffer& out) {
   FILE* f = fopen(outp, "wb");
   if (!f || fwrite(out.data(), 1, out.size(), f) != out.size()) { perror(outp); exit(2); }
   fclose(f);
@@ -165,7 +175,7 @@ static int run_job(const char* name, long long B, long long M, long long N, cons
     printf("error %s is a strided kernel: run it with a strided job\n", name);
     return 1;
   }
-  std::vector<char> in = slurp(inp), out = slurp(outp);
+  Buffer in = slurp(inp), out = slurp(outp);
   std::vector<char> smem((size_t)e->smem + 16);
   g_smem = e->smem;
   g_trace = strcmp(tracep, "-") ? fopen(tracep, "w") : nullptr;
@@ -197,7 +207,7 @@ static int run_strided(const char* name, const char* argp, const char* inp, long
     printf("error %s is not a strided kernel\n", name);
     return 1;
   }
-  std::vector<char> raw = slurp(argp), in = slurp(inp), out = slurp(outp);
+  Buffer raw = slurp(argp), in = slurp(inp), out = slurp(outp);
   if (raw.size() != sizeof(at::StridedArgs)) {
     printf("error %s: %zu bytes of arguments, at::StridedArgs has %zu\n", argp, raw.size(), sizeof(at::StridedArgs));
     return 1;

@@ -31,7 +31,7 @@ from ..kernels.templates import render, templates_hash
 
 POISON = 0xA5
 GUARD = 256  # bytes of poison before and after the output (and around the input)
-HOST_ALIGN = 16   # the emulator's buffers are 16-byte aligned (malloc)
+HOST_ALIGN = 256  # the emulator's buffers are 256-byte aligned (emulate.cu's Buffer, as cudaMalloc's)
 
 
 @dataclass
@@ -47,11 +47,11 @@ def build(cfgs) -> Path:
     cfgs = sorted(set(cfgs), key=lambda c: c.key)
     kernels = "\n".join(render(c) for c in cfgs)
     table = "".join(f"AT_KERNEL({c.name})\n" for c in cfgs)
-    key = digest((templates_hash() + kernels + table).encode())
+    main = (template_dir() / "emulate.cu").read_text()
+    key = digest((templates_hash() + main + kernels + table).encode())
     store = Store()
     entry = store.index_get("emulator", key)
     if entry is None:
-        main = (template_dir() / "emulate.cu").read_text()
         exe, log = nvcc.run({"kernels.inc": kernels, "table.inc": table, "emulate.cu": main}, "emulate.cu",
                             ["-O2", "-std=c++17"], includes=[template_dir()])
         if exe is None:
