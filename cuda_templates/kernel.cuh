@@ -105,7 +105,8 @@ __device__ __forceinline__ void run(const Args& a, char* smem) {
   else phases<K, false>(t, smem);
 }
 
-// run for a strided launch. in and out are a's pointers, which the entry holds
+// run for a strided launch (a strip of tiles a block where the template has
+// strips: K::run_strip). in and out are a's pointers, which the entry holds
 // in __restrict__ locals: a struct's fields cannot be __restrict__, and nvcc
 // (13.0) turns loads into read-only ones (ld.global.nc) only through pointers
 // the kernel itself declares __restrict__, not through an inlined function's
@@ -114,6 +115,8 @@ template <class K>
 __device__ __forceinline__ void run_strided(const StridedArgs& a, const char* in, char* out, char* smem) {
   if constexpr (has_block<K>::value) {
     K::block(a, in, out, blockIdx.x, threadIdx.x);
+  } else if constexpr (strip_of<K>::value > 1) {
+    K::run_strip(a, in, out, blockIdx.x, threadIdx.x, smem);   // its strip of tiles (shift.cu)
   } else {
     Tile t = locate_strided<K::TR, K::TC, K::E, K::ORDER, K::OVERLAP, out_elem<K>::value>(a, in, out, blockIdx.x);
     if (t.rows == K::TR && t.cols == K::TC) phases<K, true>(t, smem);

@@ -24,6 +24,12 @@
 // element) and converts them in registers (at::cast_vec); a tile reads KO more rows. Transposed rows are PAD elements longer and, with XOR set,
 // each group of K rows starts SKEW words later, so that the mid phase's chunk
 // stores of one warp fall on 32 different banks.
+// Strided configs may move strips (KernelConfig.strip = STRIP > 1): a block moves
+// STRIP tiles side by side along its input rows, one after another (run_strip).
+// Their raw rows start at the 32-byte sector (GR) that holds the tile row's first
+// byte, and load whole sectors, so a tile row's last sector is the next tile's
+// first: it moves to the raw row's start in shared memory (the ring) instead of
+// being read again, and the next tile's loads are in flight while a tile stores.
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -41,7 +47,9 @@ struct {{ name }}_k {
   static constexpr bool STRIDED = {{ 'true' if c.layout == 'strided' else 'false' }};  // takes at::StridedArgs (sci == E)
   static constexpr bool OVERLAP = !STRIDED;         // see the header: dense last tiles overlap, strided ones do not
   static constexpr int XR = KO, ROWS = TR + XR;     // input rows read: the tile's and KO more
-  static constexpr int NVR = TC * E / V + 1;       // raw vectors per row (one more: any alignment)
+  static constexpr int STRIP = {{ c.strip }};        // tiles a block moves (KernelConfig.strip; run_strip)
+  static constexpr int GR = STRIP > 1 ? 32 : V;    // a raw row starts at a multiple of GR bytes
+  static constexpr int NVR = TC * E / V + GR / V;  // raw vectors per row (GR more: any alignment)
   static constexpr int RAWB = NVR * V, RAW = ROWS * RAWB;
   static constexpr int NVC = TC / K, G = 32 / NVC; // vectors per tile row; words per lane group
   static constexpr int W = (ROWS + PAD) * E / 4;   // words per transposed row
@@ -50,6 +58,7 @@ struct {{ name }}_k {
   static constexpr int IT1 = (ROWS * NVR + NT - 1) / NT, IT2 = (ROWS / R * NVC + NT - 1) / NT;
   static constexpr int IT3 = TC * (TR / KO) / NT;
   static_assert(R * E == 4 && V == 16 && NVC <= 32, "shift chunks are one word, vectors 16 bytes");
+  static_assert(STRIP == 1 || (STRIDED && TC * E % GR == 0), "shift.py: strips are strided, tile rows whole sectors");
   typedef at::Bytes<E>::T ElemT;
   typedef uint4 VecT;                              // an output vector
   typedef at::Bytes<VI>::T VecIT;                  // its input elements (VecT without a cast)
@@ -81,7 +90,7 @@ struct {{ name }}_k {
   // Byte misalignment of tile row r (rows past the matrix's last repeat it).
   __host__ __device__ static __forceinline__ uint32_t shift_of(const at::Tile& t, int r) {
     r = r < rows_left(t) ? r : rows_left(t) - 1;
-    return ((uint32_t)(uintptr_t)t.in + (uint32_t)r * (uint32_t)t.ldi) & (V - 1);
+    return ((uint32_t)(uintptr_t)t.in + (uint32_t)r * (uint32_t)t.ldi) & (GR - 1);
   }
 
   template <bool FULL>
@@ -116,6 +125,98 @@ struct {{ name }}_k {
       if ((uint32_t)(v * V) < sh + valid) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V); else at::idle_g(0);
     }
     at::cp_async_wait();
+  }
+
+  // load for a strip's tile: the sectors that hold any of the tile's columns,
+  // as 16-byte vectors, from the sector that holds each row's first byte (FULL:
+  // all TC columns). ring: the previous tile of the strip is in the raw rows; each
+  // row's last sector moves to its start (where the row is not sector-aligned, it
+  // is this tile's first) and is not read again. No wait: the caller waits.
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void strip_load(const at::Tile& t, char* s, int tid, bool ring) {
+    const uint32_t valid = FULL ? (uint32_t)(TC * E) : (uint32_t)t.cols * E;
+#pragma unroll
+    for (int k = 0; k < IT1; ++k) {
+      int i = tid + k * NT, r = i / NVR, v = i % NVR;
+      if (ROWS * NVR % NT == 0 || i < ROWS * NVR) {
+        const char* p = t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
+        const uint32_t sh = (uint32_t)(uintptr_t)p & (GR - 1), o = (uint32_t)(r * RAWB + v * V);
+        if (ring && sh && v >= NVR - GR / V) at::sts<VecT>(s, o - TC * E, at::lds<VecT>(s, o));
+        if (!(ring && sh && v < GR / V) && (uint32_t)(v * V / GR * GR) < sh + valid)
+          at::cp_async16(s, o, p - sh + v * V);
+        else
+          at::idle_g(0);
+      }
+    }
+  }
+
+  // A block of a strided launch with strips: the tiles of its strip, one after
+  // another (at::run_strided). On the GPU each thread runs it; in the host
+  // emulator thread 0's call runs every thread of the block, phase by phase
+  // (emu_phase 3k + 0, 1, 2: tile k's load, mid and store), and the others' do nothing.
+  __host__ __device__ static __forceinline__ void run_strip(const at::StridedArgs& a, const char* in, char* out,
+                                                           uint32_t blk, int tid, char* s) {
+    long long ncols;
+    const at::Tile t0 = at::locate_strip<TR, TC, STRIP, E, ORDER, EO>(a, in, out, blk, ncols);
+    const int n = ncols >= (long long)TC * STRIP ? STRIP : (int)((ncols + TC - 1) / TC);
+#if defined(__CUDA_ARCH__)
+    if (!edge_vectors(t0)) {   // fewer rows than an output vector: element-wise tiles, one by one
+#pragma unroll 1
+      for (int k = 0; k < n; ++k) {
+        const at::Tile t = at::strip_tile<TC>(t0, ncols, k);
+        load<false>(t, s, tid);
+        __syncthreads();
+        store<false>(t, s, tid);
+        __syncthreads();
+      }
+      return;
+    }
+    if (t0.cols == TC) strip_load<true>(t0, s, tid, false); else strip_load<false>(t0, s, tid, false);
+    at::cp_async_wait();
+    __syncthreads();
+#pragma unroll 1
+    for (int k = 0; k < n; ++k) {
+      const at::Tile t = at::strip_tile<TC>(t0, ncols, k);
+      const bool full = t.rows == TR && t.cols == TC;
+      tid = at::opaque(tid);   // each tile's thread indices afresh, not every one held across the loop
+      if (full) mid<true>(t, s, tid); else mid<false>(t, s, tid);
+      __syncthreads();
+      if (k + 1 < n) {
+        const at::Tile u = at::strip_tile<TC>(t0, ncols, k + 1);
+        if (u.cols == TC) strip_load<true>(u, s, tid, true); else strip_load<false>(u, s, tid, true);
+      }
+      if (full) store<true>(t, s, tid); else store<false>(t, s, tid);
+      at::cp_async_wait();
+      __syncthreads();
+    }
+#elif defined(AT_EMULATE)
+    if (tid != 0) return;
+    for (int i = 0; i < SMEM; ++i) s[i] = (char)0xCD;   // stale shared memory
+    const int caller_tid = at::emu_tid, caller_phase = at::emu_phase;
+    const bool vec = edge_vectors(t0);
+    for (int k = 0; k < n; ++k) {
+      const at::Tile t = at::strip_tile<TC>(t0, ncols, k);
+      const bool full = t.rows == TR && t.cols == TC;
+      for (int ph = 0; ph < 3; ++ph) {
+        at::emu_phase = 3 * k + ph;
+        for (int u = 0; u < NT; ++u) {
+          at::emu_tid = u;
+          if (!vec && ph == 0) load<false>(t, s, u);
+          else if (!vec && ph == 2) store<false>(t, s, u);
+          else if (!vec) continue;
+          else if (ph == 0 && t.cols == TC) strip_load<true>(t, s, u, k > 0);
+          else if (ph == 0) strip_load<false>(t, s, u, k > 0);
+          else if (ph == 1 && full) mid<true>(t, s, u);
+          else if (ph == 1) mid<false>(t, s, u);
+          else if (full) store<true>(t, s, u);
+          else store<false>(t, s, u);
+        }
+      }
+    }
+    at::emu_tid = caller_tid, at::emu_phase = caller_phase;   // (the emulator's loop variables)
+#else
+    (void)n, (void)s, (void)tid;
+#endif
   }
 
   template <bool FULL>

@@ -12,7 +12,15 @@ row is realigned on its own, so pitches and batch strides need only be
 multiples of the element. They may cast between 1- to 4-byte elements
 (KernelConfig.cast): the tile holds input elements and each aligned 16-byte
 output vector converts the ko = 16 / out_elem_bytes input elements it holds;
-a tile then reads ko more rows (without a cast ko is vec_elems)."""
+a tile then reads ko more rows (without a cast ko is vec_elems).
+
+Strided configs may move strips of tiles (KernelConfig.strip > 1): a block
+moves ``strip`` tiles side by side along its input rows, one after another.
+Their raw rows start at the 32-byte sector that holds a tile row's first byte,
+so each tile row's last sector is the next tile's first: it moves to the raw
+row's start in shared memory instead of being read again (no sector of a
+row is read twice inside a strip), and the next tile's loads are in flight
+while a tile stores."""
 from __future__ import annotations
 
 import itertools
@@ -23,6 +31,8 @@ VARIANTS = ("shift",)
 TEMPLATE = "shift.cu"
 LAYOUTS = ("dense", "strided")   # strided: TileProblems with sci == elem, pitches any multiple of it
 TAKES_CASTS = True   # strided only; 1- to 4-byte elements in and out
+STRIPS = True        # strided only: KernelConfig.strip tiles a block
+SECTOR = 32          # a strip's raw rows start at a sector
 
 
 def out_vec_elems(c) -> int:
@@ -45,11 +55,17 @@ def problems(c) -> list[str]:
     return p
 
 
+def raw_granule(c) -> int:
+    """Where a raw row starts: at the 16-byte vector (one tile a block) or the
+    32-byte sector (strips) that holds the tile row's first byte."""
+    return SECTOR if c.strip > 1 else c.vec_bytes
+
+
 def smem_bytes(c) -> int:
     """Raw rows (out_vec_elems more than the tile), then the transposed tile."""
     k, e = c.vec_bytes // c.elem_bytes, c.elem_bytes
     rows = c.tile_rows + out_vec_elems(c)
-    raw = rows * (c.tile_cols * e + c.vec_bytes)
+    raw = rows * (c.tile_cols * e + raw_granule(c))
     words, groups = (rows + c.pad) * e // 4, c.tile_cols // k
     skew = (32 // groups - k * words) % 32 if c.swizzle == "xor" else 0
     return raw + c.tile_cols * words * 4 + 4 * skew * (groups - 1)

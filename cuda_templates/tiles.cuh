@@ -44,12 +44,20 @@ struct StridedArgs {
 template <class K, class = void> struct has_grid { static constexpr bool value = false; };
 template <class K> struct has_grid<K, decltype(void(K::grid(1ll, 1ll, 1ll)))> { static constexpr bool value = true; };
 
-// Blocks of a launch of kernel struct K (one per tile, or K::grid's); 64-bit.
-// Python's KernelConfig.launch_problems refuses shapes that need 2^31 blocks or
-// more, so a launch's block index, tile counts and tile coordinates fit in 32 bits.
+// The tiles a block of K moves side by side (KernelConfig.strip): K::STRIP
+// where the template declares `static constexpr int STRIP`, else 1.
+template <class K, class = void> struct strip_of { static constexpr int value = 1; };
+template <class K> struct strip_of<K, decltype(void(K::STRIP))> { static constexpr int value = K::STRIP; };
+
+// Blocks of a launch of kernel struct K (one per tile, one per strip of tiles,
+// or K::grid's); 64-bit. Python's KernelConfig.launch_problems refuses shapes
+// that need 2^31 blocks or more, so a launch's block index, tile counts and tile
+// coordinates fit in 32 bits.
 template <class K>
 __host__ __device__ constexpr long long blocks(long long B, long long M, long long N) {
   if constexpr (has_grid<K>::value) return K::grid(B, M, N);
+  else if constexpr (strip_of<K>::value > 1)
+    return B * ((M + K::TR - 1) / K::TR) * ((N + (long long)K::TC * K::STRIP - 1) / ((long long)K::TC * K::STRIP));
   else return B * ((M + K::TR - 1) / K::TR) * ((N + K::TC - 1) / K::TC);
 }
 
@@ -203,6 +211,52 @@ __host__ __device__ __forceinline__ Tile locate_strided(const StridedArgs& a, co
 template <int TR, int TC, int E, int ORDER, bool OVERLAP, int EO = E>
 __host__ __device__ __forceinline__ Tile locate_strided(const StridedArgs& a, uint32_t blk) {
   return locate_strided<TR, TC, E, ORDER, OVERLAP, EO>(a, a.in, a.out, blk);
+}
+
+// locate_strided for strips of S tiles (KernelConfig.strip): block blk walks
+// strips as locate_strided walks tiles (a strip is one tile S times wider) and
+// gets its strip's first tile; ncols: the columns from it to its matrix's end
+// (strip_tile gives the strip's others). Strided tiles never overlap.
+template <int TR, int TC, int S, int E, int ORDER, int EO = E>
+__host__ __device__ __forceinline__ Tile locate_strip(const StridedArgs& a, const char* in, char* out, uint32_t blk,
+                                                      long long& ncols) {
+  const long long M = a.M, N = a.N;
+  uint32_t b, tr, ts;
+  walk<TR, TC * S, ORDER>(M, N, blk, b, tr, ts);
+  long long r0 = (long long)tr * TR, c0 = (long long)ts * (TC * S), boi[1], boo[1];
+  uint32_t x[1] = {b};   // b < 2^31: the grid's limit
+  batch_offsets<uint32_t, 1>(a, x, boi, boo);
+  Tile t;
+  t.ldi = a.ldi;
+  t.ldo = a.ldo;
+  t.sci = a.sci;
+  t.in = in + boi[0] + r0 * a.ldi + c0 * a.sci;
+  t.out = out + boo[0] + c0 * a.ldo + r0 * EO;
+  extent<TR, TC>(M, N, r0, c0, t);
+  ncols = N - c0;
+  return t;
+}
+
+// x, opaque to the compiler on the GPU (an empty asm), so that nothing computed
+// from it is hoisted out of a loop and held in registers across it (a strip's
+// loop over tiles: each tile's thread indices are computed afresh).
+template <class T>
+__host__ __device__ __forceinline__ T opaque(T x) {
+#ifdef __CUDA_ARCH__
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "opaque takes 32- and 64-bit values");
+  if constexpr (sizeof(T) == 8) asm volatile("" : "+l"(x)); else asm volatile("" : "+r"(x));
+#endif
+  return x;
+}
+
+// Tile k of the strip whose first tile is t0 (k * TC < ncols, locate_strip's).
+template <int TC>
+__host__ __device__ __forceinline__ Tile strip_tile(const Tile& t0, long long ncols, int k) {
+  Tile t = t0;
+  t.in = t0.in + (long long)k * TC * t0.sci;
+  t.out = t0.out + (long long)k * TC * t0.ldo;
+  t.cols = ncols - (long long)k * TC < TC ? (int)(ncols - (long long)k * TC) : TC;
+  return t;
 }
 
 }  // namespace at

@@ -788,6 +788,19 @@ def test_shift_casts_at_any_alignment(cast):
     run_cases(jobs)
 
 
+@pytest.mark.parametrize("cast", ["f32>bf16", "f32>f16", "bf16>f32", "i8>i32"])
+def test_strips_of_shift_tiles_cast_at_any_alignment(cast):
+    """Strips (KernelConfig.strip 2 and 4) of every shift config of the
+    narrowing, widening and 1:4 casts, on the rows at any alignment above."""
+    rng = np.random.default_rng(330 + SHIFT_CASTS.index(cast))
+    shifts = [c for c in strided_space(CAST_SIZES[cast][0], cast=cast) if c.variant == "shift"]
+    cfgs = [dataclasses.replace(c, strip=k) for c in shifts for k in (2, 4)]
+    cs = shift_cast_cases(rng, cast, max(c.tile_rows for c in cfgs), max(c.tile_cols for c in cfgs))
+    jobs = [(c, case) for case in cs for c in cfgs if not strided_problems(c, case.problem, case.align)]
+    assert len(jobs) == len(cfgs) * len(cs), cast
+    run_cases(jobs)
+
+
 def test_the_check_sees_a_wrong_or_missing_cast():
     """The same launch with another cast of the same sizes, or a plain copy of
     the bits, leaves other bytes: the comparisons above can fail."""

@@ -158,3 +158,29 @@ def test_a_fixed_shape_that_cannot_run_is_refused(key, why):
         KernelConfig.from_key("vec:e4:64x16:t128:v8:r1:p0:xor:col@1x256")
     with pytest.raises(ValueError, match="fixed must be"):
         KernelConfig("tile", 4, 32, 32, 256, fixed="256x256")
+
+
+def test_a_strip_follows_the_order_in_the_key_and_round_trips():
+    cfg = KernelConfig.from_key("shift:e4:64x32:t256:v16:r1:p1:none:col:strided:f32>bf16")
+    s = dataclasses.replace(cfg, strip=4)
+    assert s.key == "shift:e4:64x32:t256:v16:r1:p1:none:col:s4:strided:f32>bf16"
+    assert KernelConfig.from_key(s.key) == s and KernelConfig.from_dict(s.to_dict()) == s
+    assert s.to_dict()["strip"] == 4 and "strip" not in cfg.to_dict() and cfg.strip == 1
+    assert s.name != cfg.name and s.name.isidentifier()
+    # a strip is one launch block: blocks = B x row tiles x ceil(column tiles / strip)
+    assert s.blocks((2, 65, 33 * 9)) == 2 * 2 * 3 and cfg.blocks((2, 65, 33 * 9)) == 2 * 2 * 10
+    # raw rows start at a sector: 16 more bytes a raw row than the one-tile config's
+    assert s.smem_bytes == cfg.smem_bytes + (64 + 8) * 16
+
+
+@pytest.mark.parametrize("key, why", [
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s3:strided", "power of two up to 16"),
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s32:strided", "power of two up to 16"),
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s2", "strips of tiles are for strided kernels"),
+    ("vec:e4:64x64:t256:v16:r4:p0:xor:col:s2:strided", "vec kernels move one tile a block"),
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s1:strided", "strip 1 not at all"),
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s04:strided", "without leading zeros"),
+])
+def test_a_strip_that_cannot_be_is_refused(key, why):
+    with pytest.raises(ValueError, match=why):
+        KernelConfig.from_key(key)

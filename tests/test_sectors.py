@@ -110,3 +110,26 @@ def test_an_odd_3d_order_costs_more_sectors_than_bytes():
     s = strided_sectors(KernelConfig.from_key("ndtile:e1:32x32:t256:v1:r1:p4:none:row:strided"), problem)
     assert s.nbytes == 33 * 65 * 31 and s.load_bytes == s.store_bytes == s.nbytes
     assert s.read_ratio > 1.0 and s.write_ratio > 1.0
+
+
+def test_a_strip_reads_no_sector_of_a_row_twice():
+    """Shift tiles side by side on odd rows both read the sector their row
+    segments share; a strip of them (KernelConfig.strip) moves it from one
+    tile's raw row to the next in shared memory: on 1027-byte rows of 64-byte
+    tile segments the loads fall from about 1.5x ideal towards the tile's
+    (TR + K) / TR, more so the longer the strip, and stores do not change.
+    On sector-aligned rows there was no shared sector to save."""
+    import dataclasses
+
+    from autotrans.core.layout import TileProblem
+    from autotrans.emulate.sectors import strided_sectors
+    one = KernelConfig.from_key("shift:e1:128x64:t128:v16:r4:p4:none:col:strided")
+    rows = (one.tile_rows + 16) / one.tile_rows
+    odd = TileProblem(1, 128, 1024, 1027, 128, 1, ())
+    s1, s2, s4 = (strided_sectors(dataclasses.replace(one, strip=k), odd) for k in (1, 2, 4))
+    assert min(s.load_bytes for s in (s1, s2, s4)) >= s1.nbytes * rows   # each tile's TR + K rows
+    assert s1.read_ratio > 1.5 > 1.3 > s2.read_ratio > 1.2 > s4.read_ratio > rows
+    assert s1.store_sectors == s2.store_sectors == s4.store_sectors
+    aligned = TileProblem(1, 128, 1024, 1024, 128, 1, ())
+    a1, a4 = (strided_sectors(dataclasses.replace(one, strip=k), aligned) for k in (1, 4))
+    assert a4.load_sectors <= a1.load_sectors <= a1.ideal * rows

@@ -4,6 +4,7 @@ Their configs' keys, the argument struct Python packs, every strided
 candidate compiled by nvcc, and the index math run by the host emulator on
 whole buffers, checked bit-exactly against np.transpose: every byte of the
 destination buffer (pitch gaps and guard bands included) is what it should be."""
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -259,6 +260,18 @@ def test_every_strided_candidate_compiles_without_spills(tmp_path, arch):
     assert_compiles_without_spills([c for e in ELEM_SIZES for c in strided_space(e)], tmp_path, arch)
 
 
+@pytest.mark.parametrize("arch", ["sm_90", pytest.param("sm_80", marks=pytest.mark.exhaustive)])
+def test_strips_of_shift_tiles_compile_without_spills_in_few_registers(tmp_path, arch):
+    """Strips (2, 4, 8) of every strided shift tile, casts from float32 too: no
+    spills, and at most 64 registers a thread (a strip's loop computes each
+    tile's thread indices afresh, at::opaque, instead of holding them all)."""
+    shifts = [c for e in (1, 2, 4) for c in strided_space(e) if c.variant == "shift"]
+    shifts += [c for c in strided_space(4, cast="f32>bf16") if c.variant == "shift"]
+    cfgs = [dataclasses.replace(c, strip=k) for c in shifts for k in (2, 4, 8)]
+    assert_compiles_without_spills(cfgs, tmp_path, arch)
+    assert max(c.info["registers"] for c in compile_configs(cfgs, arch, root=tmp_path).values()) <= 64
+
+
 # -- the emulator against NumPy --------------------------------------------------
 
 PAD = 32   # bytes before a view's first byte in its buffer
@@ -394,6 +407,21 @@ def test_shift_index_math_matches_numpy(e):
     cases = shift_cases(rng, e, max(c.tile_rows for c in shifts), max(c.tile_cols for c in shifts))
     assert any(c.problem.ldi % 16 and c.problem.ldo % 16 for c in cases)   # no row of them vector-aligned
     assert run_cases(shifts, cases) == len(shifts) * len(cases)
+
+
+@pytest.mark.parametrize("e", [1, 2, 4])
+def test_strips_of_shift_tiles_match_numpy(e):
+    """KernelConfig.strip: a block moves 2 or 8 shift tiles side by side, each
+    tile's row segments starting in the sector where the last one's ended
+    (moved in shared memory, not read again), at every row alignment; strips
+    of full tiles, strips cut short by the matrix's last columns, edge tiles of
+    a column or a few rows."""
+    rng = np.random.default_rng(230 + e)
+    shifts = [c for c in strided_space(e) if c.variant == "shift"]
+    strips = [dataclasses.replace(c, strip=k) for c in shifts for k in (2, 8)]
+    tr, tc = max(c.tile_rows for c in shifts), max(c.tile_cols for c in shifts)
+    cases = shift_cases(rng, e, tr, tc) + [Case(rng, (2, tr + 3, 9 * tc + 1), (0, 2, 1), e, in_pad=5)]
+    assert run_cases(strips, cases) == len(strips) * len(cases)
 
 
 def test_shift_takes_no_strided_columns_nor_wide_elements():

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autotrans.core import layout
 from autotrans.core.layout import RowsProblem, TileProblem
 from autotrans.results.keys import problem_text
 from autotrans.results.store import ResultCache
@@ -53,6 +54,24 @@ def test_tune_problem_verifies_every_candidate_and_stores_the_winner(tmp_path, p
     assert best_strided(problem, dev.id, rc, align=problem.elem) is not None
     rows = problem_rows(cache=rc)
     assert [r["problem"] for r in rows] == [problem_text(problem)] and rows[0]["current"]
+
+
+ODD_CAST = layout.canonical((301, 7, 263), layout.c_strides((301, 7, 263), 4), 4, (2, 1, 0), out_itemsize=2)
+
+
+@pytest.mark.parametrize("problem, cast", [(ODD_TILE, "none"), (BATCHED, "none"), (ODD_CAST, "f32>bf16")],
+                         ids=["int8 (2,1,0)", "float16 view", "float32->bfloat16 (2,1,0)"])
+def test_strips_of_shift_tiles_verify_on_the_gpu(problem, cast):
+    """KernelConfig.strip: strips of 2, 4 and 8 of every strided shift candidate,
+    each verified bit-exactly (guard bands included) by the tuner, on rows at
+    any byte alignment, batched views, and a cast."""
+    import dataclasses
+    base = [c for c in strided_candidates(problem, cast=cast) if c.variant == "shift"]
+    cfgs = [dataclasses.replace(c, strip=k) for c in base for k in (2, 4, 8)]
+    assert base and all(c.strip > 1 for c in cfgs)
+    rec = tune_problem(problem, save=False, progress=False, reps=2, top=3, configs=cfgs, cast=cast)
+    assert rec.failures == (), rec.failures
+    assert {c.key for c in rec.candidates} == {c.key for c in cfgs}
 
 
 def test_tune_problem_without_saving(tmp_path):

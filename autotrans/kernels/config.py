@@ -41,12 +41,13 @@ CAST_SIZES = dict(layout.CASTS)
 _KEY = re.compile(
     r"^(?P<variant>[a-z]+):e(?P<elem_bytes>\d+):(?P<tile_rows>\d+)x(?P<tile_cols>\d+)"
     r":t(?P<threads>\d+):v(?P<vec_bytes>\d+):r(?P<micro_rows>\d+):p(?P<pad>\d+)"
-    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::(?P<layout>[a-z]+))?(?::(?P<epilogue>[a-z][a-z0-9]*))?"
+    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::s(?P<strip>[0-9]+))?(?::(?P<layout>[a-z]+))?(?::(?P<epilogue>[a-z][a-z0-9]*))?"
     r"(?::(?P<cast>[a-z]+[0-9]+>[a-z]+[0-9]+))?(?:@(?P<fixed>[0-9]+x[0-9]+x[0-9]+))?$", re.ASCII)
 # KernelConfig.fixed: "" or a shape "BxMxN" (no leading zeros), each side in [1, MAX_FIXED_SIDE].
 _FIXED = re.compile(r"^[1-9][0-9]{0,18}x[1-9][0-9]{0,18}x[1-9][0-9]{0,18}$", re.ASCII)
 MAX_FIXED_SIDE = 2**62
-_INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad")
+_INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad", "strip")
+MAX_STRIP = 16         # tiles a block moves (KernelConfig.strip)
 MAX_TILE = 1024        # elements a tile side; bounds shared memory and the bank report
 MAX_BLOCKS = 2**31 - 1  # a launch's grid (x) limit; the kernels index blocks and tiles in 32 bits
 
@@ -88,6 +89,10 @@ class KernelConfig:
     the kernel is compiled for, its sizes compile-time constants (the index
     math folds: 2-12% faster on kernels of a few microseconds, NOTES 28);
     launched on that shape only. tune() adds these for its fastest configs.
+    strip: the tiles a block moves one after another, side by side along its
+    input rows (1, or a power of two up to MAX_STRIP in families that list
+    STRIPS, strided configs only: neighbouring tiles then read no sector of
+    a row twice).
     The rules of each variant live in its family module (cuda_templates/FAMILY.py).
     """
 
@@ -104,7 +109,8 @@ class KernelConfig:
     layout: str = "dense"   # after the older fields, so that positional constructions keep working
     epilogue: str = "none"  # after the others, for the same reason
     cast: str = "none"      # after the others, for the same reason
-    fixed: str = ""         # last, for the same reason
+    fixed: str = ""         # after the others, for the same reason
+    strip: int = 1          # last, for the same reason
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -121,13 +127,15 @@ class KernelConfig:
     @property
     def key(self) -> str:
         """Stable text key; the field order is fixed here, not by the dataclass.
-        Dense configs' keys carry no layout (they predate it); strided ones end
-        in ``:strided``; an epilogue other than ``none`` follows (``:conj32``),
+        A strip other than 1 follows the order (``:col:s4``). Dense configs'
+        keys carry no layout (they predate it); strided ones end in
+        ``:strided``; an epilogue other than ``none`` follows (``:conj32``),
         then a cast other than ``none`` (``:f32>bf16``), then a fixed shape
         (``@1x256x256``)."""
         return (f"{self.variant}:e{self.elem_bytes}:{self.tile_rows}x{self.tile_cols}"
                 f":t{self.threads}:v{self.vec_bytes}:r{self.micro_rows}:p{self.pad}"
-                f":{self.swizzle}:{self.order}" + ("" if self.layout == "dense" else f":{self.layout}")
+                f":{self.swizzle}:{self.order}" + ("" if self.strip == 1 else f":s{self.strip}")
+                + ("" if self.layout == "dense" else f":{self.layout}")
                 + ("" if self.epilogue == "none" else f":{self.epilogue}")
                 + ("" if self.cast == "none" else f":{self.cast}")
                 + (f"@{self.fixed}" if self.fixed else ""))
@@ -143,6 +151,8 @@ class KernelConfig:
             raise ValueError(f"not a KernelConfig key: {key!r} (dense keys end at the order)")
         if d.get("epilogue") == "none":   # nor does any key name the epilogue "none"
             raise ValueError(f"not a KernelConfig key: {key!r} (keys without an epilogue end before it)")
+        if d.get("strip") is not None and d["strip"] in ("1", "0" + d["strip"].lstrip("0")):  # nor strip 1
+            raise ValueError(f"not a KernelConfig key: {key!r} (a strip is written without leading zeros, and strip 1 not at all)")
         return cls(**{k: (int(v) if k in _INTS else v) for k, v in d.items()})
 
     @property
@@ -164,12 +174,15 @@ class KernelConfig:
             del d["cast"]
         if not self.fixed:
             del d["fixed"]
+        if self.strip == 1:
+            del d["strip"]
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelConfig":
         """A config from to_dict()'s fields (``layout`` missing: dense;
-        ``epilogue`` or ``cast`` missing: none; ``fixed`` missing: "");
+        ``epilogue`` or ``cast`` missing: none; ``fixed`` missing: "";
+        ``strip`` missing: 1);
         ValueError for missing, extra or mistyped ones."""
         names = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(d, dict) or set(d) - names or not {"variant", "elem_bytes"} <= set(d):
@@ -230,7 +243,7 @@ class KernelConfig:
         own = getattr(self.family, "blocks", None)
         if own is not None:
             return own(self, b, m, n)
-        return b * (-(-m // self.tile_rows)) * (-(-n // self.tile_cols))
+        return b * (-(-m // self.tile_rows)) * (-(-n // (self.tile_cols * self.strip)))
 
     def launch_problems(self, shape) -> list[str]:
         """Why this config cannot launch on a (B,) M, N shape (empty when it can).
@@ -292,6 +305,7 @@ class KernelConfig:
                      f"not {self.epilogue!r}")
         p += self._cast_problems()
         p += self._fixed_problems()
+        p += self._strip_problems()
         if not (_pow2(self.tile_rows) and _pow2(self.tile_cols)) or max(self.tile_rows, self.tile_cols) > MAX_TILE:
             p.append(f"tile sides must be powers of two up to {MAX_TILE}")
         if not (32 <= self.threads <= 1024 and self.threads % 32 == 0):
@@ -321,6 +335,18 @@ class KernelConfig:
             return [f"fixed must be '' or a shape 'BxMxN' of sizes 1 to 2^62, not {self.fixed!r:.60}"]
         if self.layout != "dense":
             return ["a fixed shape is for dense kernels: layout must be 'dense'"]
+        return []
+
+    def _strip_problems(self) -> list[str]:
+        """Why the strip does not fit this config (empty when it does)."""
+        if self.strip == 1:
+            return []
+        if not _pow2(self.strip) or self.strip > MAX_STRIP:
+            return [f"strip must be a power of two up to {MAX_STRIP}, not {self.strip}"]
+        if not getattr(self.family, "STRIPS", False):
+            return [f"{self.variant} kernels move one tile a block (strip 1)"]
+        if self.layout != "strided":
+            return ["strips of tiles are for strided kernels: layout must be 'strided'"]
         return []
 
     def _cast_problems(self) -> list[str]:

@@ -1,0 +1,123 @@
+"""Do strips of shift tiles (KernelConfig.strip) win the odd strided problems?
+
+A strided shift tile reads each input row's segment as the 16-byte vectors
+that cover it; where rows are not sector-aligned, neighbouring tiles both read
+the 32-byte sector their segments share, and on short rows (the 3-D (2, 1, 0)
+orders: 257-byte rows cut into 64-byte segments) that is most of the overfetch
+that bounds them (NOTES 29-38). A strip moves ``strip`` tiles side by side in
+one block and reads no sector of a row twice (cuda_templates/shift.cu). The
+emulator's sector count (no GPU) puts the int8 (511, 1031, 257) order's bound
+at 0.67 -> 0.82, float16's at 0.76 -> 0.85 (NOTES 40).
+
+This probe runs tune_problem (not stored: every candidate verified bit-exactly
+on the GPU, timed with the L2 flushed before every launch, the top re-timed
+against a memcpy of the same bytes) over the strided space plus strips of 2, 4
+and 8 of its shift tiles, on the problems permute() runs for odd (2, 1, 0)
+orders and odd casts, and prints the space's best, the best strip and each
+one's fraction of the memcpy. With --sectors it also prints (no GPU) each
+candidate shift tile's sector bound, strips included.
+
+    python benchmarks/strip_probe.py [--reps 5] [--top 10] [--cases REGEX]
+    python benchmarks/strip_probe.py --sectors    # the emulator's counts, no GPU (minutes on 2 cores)
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+
+import numpy as np
+
+STRIPS = (2, 4, 8)
+# (shape, axes, input dtype, output dtype): odd rows on both sides
+CASES = [
+    ((511, 1031, 257), (2, 1, 0), "int8", "int8"),
+    ((263, 509, 257), (2, 1, 0), "float16", "float16"),
+    ((257, 509, 263), (2, 1, 0), "float32", "float32"),
+    ((333, 700, 517), (2, 1, 0), "int8", "int8"),
+    ((700, 181, 1001), (2, 1, 0), "float16", "float16"),
+    ((257, 509, 263), (2, 1, 0), "float32", "bfloat16"),
+    ((4099, 8191), (1, 0), "float32", "bfloat16"),
+    ((4099, 8191), (1, 0), "float32", "float16"),
+    ((4099, 8191), (1, 0), "bfloat16", "float32"),
+    ((5, 2049, 4097), (0, 2, 1), "float32", "bfloat16"),
+]
+
+
+def label(case) -> str:
+    shape, axes, src, dst = case
+    return f"{'x'.join(map(str, shape))} {axes} {src}" + ("" if src == dst else f"->{dst}")
+
+
+def problem_of(shape, axes, src: str, dst: str):
+    """The strided problem and cast permute() runs for a C-contiguous array of shape and dtype src."""
+    from autotrans.core.layout import canonical
+    from autotrans.kernels.config import CAST_SIZES, cast_for
+    from autotrans.kernels.strided import as_strided
+    from autotrans.tuning.strided import run_problem
+    cast = cast_for(src, dst)
+    e, eo = CAST_SIZES[cast] if cast != "none" else (np.dtype(src).itemsize,) * 2
+    strides = tuple(int(np.prod(shape[i + 1:])) * e for i in range(len(shape)))
+    canon = canonical(shape, strides, e, axes, out_itemsize=None if cast == "none" else eo)
+    return run_problem(as_strided(canon), cast), cast
+
+
+def candidates(prob, cast: str) -> tuple[list, set]:
+    """The space's candidates plus STRIPS of its shift tiles; the strips' keys."""
+    from autotrans.tuning.strided import strided_candidates
+    base = strided_candidates(prob, cast=cast)
+    strips = [dataclasses.replace(c, strip=s) for c in base if c.variant == "shift" for s in STRIPS]
+    return base + strips, {c.key for c in strips}
+
+
+def measure(cases, reps: int, top: int) -> None:
+    from autotrans.tuning.strided import tune_problem
+    for case in cases:
+        prob, cast = problem_of(*case)
+        cfgs, strips = candidates(prob, cast)
+        rec = tune_problem(prob, save=False, progress=False, reps=reps, top=top, cast=cast, configs=cfgs)
+        timed = sorted((c for c in rec.candidates if c.retimed), key=lambda c: c.median_us)
+        frac = lambda c: rec.memcpy_us / c.median_us  # noqa: E731
+        one = [c for c in timed if c.key not in strips]
+        many = [c for c in timed if c.key in strips]
+        best = lambda cs: f"{cs[0].key} {cs[0].median_us:.1f} µs {frac(cs[0]):.3f}" if cs else "none re-timed"  # noqa: E731
+        print(f"\n{label(case)}: {type(prob).__name__}, {len(cfgs) - len(strips)} space + {len(strips)} strips; "
+              f"memcpy {rec.memcpy_us:.1f} µs; failures {len(rec.failures)}", flush=True)
+        print(f"  space's best: {best(one)}\n  best strip:   {best(many)}")
+        for c in timed:
+            print(f"    {'*' if c.key in strips else ' '} {c.key}: {c.median_us:.1f} µs "
+                  f"({c.q1_us:.1f}-{c.q3_us:.1f}) {frac(c):.3f}", flush=True)
+
+
+def sectors(cases) -> None:
+    from autotrans.emulate.sectors import strided_sectors
+    for case in cases:
+        prob, cast = problem_of(*case)
+        cfgs, _ = candidates(prob, cast)
+        print(f"\n{label(case)}: {type(prob).__name__}", flush=True)
+        for c in cfgs:
+            if c.variant != "shift":
+                continue
+            x = strided_sectors(c, prob)
+            bound = (x.ideal + x.out_ideal) / (x.load_sectors + x.store_sectors)
+            print(f"  {c.key}: loads {x.read_ratio:.3f}, stores {x.write_ratio:.3f} x ideal; bound {bound:.3f}",
+                  flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--cases", help="only cases whose label (e.g. '511x1031x257 (2, 1, 0) int8') matches")
+    ap.add_argument("--sectors", action="store_true", help="print the emulator's sector bounds instead (no GPU)")
+    a = ap.parse_args(argv)
+    cases = [c for c in CASES if not a.cases or re.search(a.cases, label(c))]
+    if a.sectors:
+        sectors(cases)
+    else:
+        measure(cases, a.reps, a.top)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
