@@ -25,7 +25,8 @@
 // each group of K rows starts SKEW words later, so that the mid phase's chunk
 // stores of one warp fall on 32 different banks.
 // Strided configs may move strips (KernelConfig.strip = STRIP > 1): a block moves
-// STRIP tiles side by side along its input rows, one after another (run_strip).
+// STRIP tiles side by side along its input rows, one after another (run_strip:
+// at::locate_strided places the strip as one tile STRIP times wider, at::strip_tile its tiles).
 // Their raw rows start at the 32-byte sector (GR) that holds the tile row's first
 // byte, and load whole sectors, so a tile row's last sector is the next tile's
 // first: it moves to the raw row's start in shared memory (the ring) instead of
@@ -156,14 +157,14 @@ struct {{ name }}_k {
   // (emu_phase 3k + 0, 1, 2: tile k's load, mid and store), and the others' do nothing.
   __host__ __device__ static __forceinline__ void run_strip(const at::StridedArgs& a, const char* in, char* out,
                                                            uint32_t blk, int tid, char* s) {
-    long long ncols;
-    const at::Tile t0 = at::locate_strip<TR, TC, STRIP, E, ORDER, EO>(a, in, out, blk, ncols);
-    const int n = ncols >= (long long)TC * STRIP ? STRIP : (int)((ncols + TC - 1) / TC);
+    const at::Tile strip = at::locate_strided<TR, TC * STRIP, E, ORDER, false, EO>(a, in, out, blk);
+    const at::Tile t0 = at::strip_tile<TC>(strip, 0);
+    const int n = (strip.cols + TC - 1) / TC;   // the strip's tiles (its last ones may lie outside the matrix)
 #if defined(__CUDA_ARCH__)
     if (!edge_vectors(t0)) {   // fewer rows than an output vector: element-wise tiles, one by one
 #pragma unroll 1
       for (int k = 0; k < n; ++k) {
-        const at::Tile t = at::strip_tile<TC>(t0, ncols, k);
+        const at::Tile t = at::strip_tile<TC>(strip, k);
         load<false>(t, s, tid);
         __syncthreads();
         store<false>(t, s, tid);
@@ -176,13 +177,13 @@ struct {{ name }}_k {
     __syncthreads();
 #pragma unroll 1
     for (int k = 0; k < n; ++k) {
-      const at::Tile t = at::strip_tile<TC>(t0, ncols, k);
+      const at::Tile t = at::strip_tile<TC>(strip, k);
       const bool full = t.rows == TR && t.cols == TC;
       tid = at::opaque(tid);   // each tile's thread indices afresh, not every one held across the loop
       if (full) mid<true>(t, s, tid); else mid<false>(t, s, tid);
       __syncthreads();
       if (k + 1 < n) {
-        const at::Tile u = at::strip_tile<TC>(t0, ncols, k + 1);
+        const at::Tile u = at::strip_tile<TC>(strip, k + 1);
         if (u.cols == TC) strip_load<true>(u, s, tid, true); else strip_load<false>(u, s, tid, true);
       }
       if (full) store<true>(t, s, tid); else store<false>(t, s, tid);
@@ -195,7 +196,7 @@ struct {{ name }}_k {
     const int caller_tid = at::emu_tid, caller_phase = at::emu_phase;
     const bool vec = edge_vectors(t0);
     for (int k = 0; k < n; ++k) {
-      const at::Tile t = at::strip_tile<TC>(t0, ncols, k);
+      const at::Tile t = at::strip_tile<TC>(strip, k);
       const bool full = t.rows == TR && t.cols == TC;
       for (int ph = 0; ph < 3; ++ph) {
         at::emu_phase = 3 * k + ph;

@@ -213,30 +213,6 @@ __host__ __device__ __forceinline__ Tile locate_strided(const StridedArgs& a, ui
   return locate_strided<TR, TC, E, ORDER, OVERLAP, EO>(a, a.in, a.out, blk);
 }
 
-// locate_strided for strips of S tiles (KernelConfig.strip): block blk walks
-// strips as locate_strided walks tiles (a strip is one tile S times wider) and
-// gets its strip's first tile; ncols: the columns from it to its matrix's end
-// (strip_tile gives the strip's others). Strided tiles never overlap.
-template <int TR, int TC, int S, int E, int ORDER, int EO = E>
-__host__ __device__ __forceinline__ Tile locate_strip(const StridedArgs& a, const char* in, char* out, uint32_t blk,
-                                                      long long& ncols) {
-  const long long M = a.M, N = a.N;
-  uint32_t b, tr, ts;
-  walk<TR, TC * S, ORDER>(M, N, blk, b, tr, ts);
-  long long r0 = (long long)tr * TR, c0 = (long long)ts * (TC * S), boi[1], boo[1];
-  uint32_t x[1] = {b};   // b < 2^31: the grid's limit
-  batch_offsets<uint32_t, 1>(a, x, boi, boo);
-  Tile t;
-  t.ldi = a.ldi;
-  t.ldo = a.ldo;
-  t.sci = a.sci;
-  t.in = in + boi[0] + r0 * a.ldi + c0 * a.sci;
-  t.out = out + boo[0] + c0 * a.ldo + r0 * EO;
-  extent<TR, TC>(M, N, r0, c0, t);
-  ncols = N - c0;
-  return t;
-}
-
 // x, opaque to the compiler on the GPU (an empty asm), so that nothing computed
 // from it is hoisted out of a loop and held in registers across it (a strip's
 // loop over tiles: each tile's thread indices are computed afresh).
@@ -249,13 +225,15 @@ __host__ __device__ __forceinline__ T opaque(T x) {
   return x;
 }
 
-// Tile k of the strip whose first tile is t0 (k * TC < ncols, locate_strip's).
+// Tile k of a strip of tiles of TC columns (KernelConfig.strip): strip is the
+// strip as one tile (locate_strided's, TC times the strip's length wide), k *
+// TC < strip.cols.
 template <int TC>
-__host__ __device__ __forceinline__ Tile strip_tile(const Tile& t0, long long ncols, int k) {
-  Tile t = t0;
-  t.in = t0.in + (long long)k * TC * t0.sci;
-  t.out = t0.out + (long long)k * TC * t0.ldo;
-  t.cols = ncols - (long long)k * TC < TC ? (int)(ncols - (long long)k * TC) : TC;
+__host__ __device__ __forceinline__ Tile strip_tile(const Tile& strip, int k) {
+  Tile t = strip;
+  t.in = strip.in + (long long)k * TC * strip.sci;
+  t.out = strip.out + (long long)k * TC * strip.ldo;
+  t.cols = strip.cols - k * TC < TC ? strip.cols - k * TC : TC;
   return t;
 }
 
