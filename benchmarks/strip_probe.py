@@ -17,8 +17,17 @@ orders and odd casts, and prints the space's best, the best strip and each
 one's fraction of the memcpy. With --sectors it also prints (no GPU) each
 candidate shift tile's sector bound, strips included.
 
+With --dense it takes odd 2-D transposes instead (issue 14's odd x odd
+shapes, which transpose() runs on dense shift tiles whose last tiles overlap):
+each as a strided TileProblem of the same bytes (strided shift tiles and their
+strips) beside tune() of the shape over the dense space, in the same process.
+By the count, strips of 4-8 lift 4097x4095 float16's bound from 0.81 (the
+tuned dense tile) to 0.91-0.92 and 8191x8193 int8's from 0.77 to 0.86-0.87.
+
     python benchmarks/strip_probe.py [--reps 5] [--top 10] [--cases REGEX]
+    python benchmarks/strip_probe.py --dense      # odd 2-D shapes: strips against tune()'s dense best
     python benchmarks/strip_probe.py --sectors    # the emulator's counts, no GPU (minutes on 2 cores)
+    compute-sanitizer --tool racecheck python benchmarks/strip_probe.py --small   # strips on small problems
 """
 from __future__ import annotations
 
@@ -42,6 +51,13 @@ CASES = [
     ((4099, 8191), (1, 0), "bfloat16", "float32"),
     ((5, 2049, 4097), (0, 2, 1), "float32", "bfloat16"),
 ]
+
+
+# --small: odd problems of a few hundred KiB, each strip verified once (for compute-sanitizer)
+SMALL = [((301, 7, 263), (2, 1, 0), "int8", "int8"), ((263, 9, 257), (2, 1, 0), "float16", "float16"),
+         ((301, 7, 263), (2, 1, 0), "float32", "bfloat16")]
+# --dense: odd 2-D (shape, dtype) that transpose() runs on dense shift tiles
+DENSE = [((4097, 4095), "float16"), ((4097, 4095), "float32"), ((8191, 8193), "int8"), ((10000, 3333), "int8")]
 
 
 def label(case) -> str:
@@ -70,23 +86,47 @@ def candidates(prob, cast: str) -> tuple[list, set]:
     return base + strips, {c.key for c in strips}
 
 
-def measure(cases, reps: int, top: int) -> None:
+def measure(cases, reps: int, top: int, only_strips: bool = False) -> None:
     from autotrans.tuning.strided import tune_problem
     for case in cases:
         prob, cast = problem_of(*case)
         cfgs, strips = candidates(prob, cast)
+        cfgs = [c for c in cfgs if c.key in strips] if only_strips else cfgs
         rec = tune_problem(prob, save=False, progress=False, reps=reps, top=top, cast=cast, configs=cfgs)
         timed = sorted((c for c in rec.candidates if c.retimed), key=lambda c: c.median_us)
         frac = lambda c: rec.memcpy_us / c.median_us  # noqa: E731
         one = [c for c in timed if c.key not in strips]
         many = [c for c in timed if c.key in strips]
         best = lambda cs: f"{cs[0].key} {cs[0].median_us:.1f} µs {frac(cs[0]):.3f}" if cs else "none re-timed"  # noqa: E731
-        print(f"\n{label(case)}: {type(prob).__name__}, {len(cfgs) - len(strips)} space + {len(strips)} strips; "
+        print(f"\n{label(case)}: {type(prob).__name__}, {len(cfgs)} candidates ({len(strips)} strips); "
               f"memcpy {rec.memcpy_us:.1f} µs; failures {len(rec.failures)}", flush=True)
         print(f"  space's best: {best(one)}\n  best strip:   {best(many)}")
         for c in timed:
             print(f"    {'*' if c.key in strips else ' '} {c.key}: {c.median_us:.1f} µs "
                   f"({c.q1_us:.1f}-{c.q3_us:.1f}) {frac(c):.3f}", flush=True)
+
+
+def dense(reps: int, top: int) -> None:
+    """DENSE's shapes: tune()'s best over the dense space, then the same bytes
+    as a strided TileProblem over strided shift tiles and their strips."""
+    from autotrans.core.layout import TileProblem
+    from autotrans.kernels.strided import strided_space
+    from autotrans.tuning.runner import tune
+    from autotrans.tuning.strided import tune_problem
+    for (m, n), dt in DENSE:
+        e = np.dtype(dt).itemsize
+        res = tune((m, n), dt, save=False, progress=False, reps=reps, top=top)
+        prob = TileProblem(e, m, n, n * e, m * e, e, ())
+        base = [c for c in strided_space(e) if c.variant == "shift"]
+        strips = [dataclasses.replace(c, strip=k) for c in base for k in STRIPS]
+        keys = {c.key for c in strips}
+        rec = tune_problem(prob, save=False, progress=False, reps=reps, top=top, configs=base + strips)
+        timed = sorted((c for c in rec.candidates if c.retimed), key=lambda c: c.median_us)
+        print(f"\n{m}x{n} {dt}: tune() {res.best.key} {res.time_us:.1f} µs, {res.frac_memcpy:.3f} of memcpy; "
+              f"as a strided problem (memcpy {rec.memcpy_us:.1f} µs), failures {len(rec.failures)}:", flush=True)
+        for c in timed:
+            print(f"    {'*' if c.key in keys else ' '} {c.key}: {c.median_us:.1f} µs "
+                  f"({c.q1_us:.1f}-{c.q3_us:.1f}) {rec.memcpy_us / c.median_us:.3f}", flush=True)
 
 
 def sectors(cases) -> None:
@@ -105,14 +145,21 @@ def sectors(cases) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--cases", help="only cases whose label (e.g. '511x1031x257 (2, 1, 0) int8') matches")
     ap.add_argument("--sectors", action="store_true", help="print the emulator's sector bounds instead (no GPU)")
+    ap.add_argument("--dense", action="store_true", help="odd 2-D shapes: strips against tune()'s dense best")
+    ap.add_argument("--small", action="store_true", help="only strips, on small odd problems, each verified and "
+                    "timed once (run it under compute-sanitizer)")
     a = ap.parse_args(argv)
-    cases = [c for c in CASES if not a.cases or re.search(a.cases, label(c))]
-    if a.sectors:
+    cases = [c for c in (SMALL if a.small else CASES) if not a.cases or re.search(a.cases, label(c))]
+    if a.small:
+        measure(cases, 1, 1, only_strips=True)
+    elif a.dense:
+        dense(a.reps, a.top)
+    elif a.sectors:
         sectors(cases)
     else:
         measure(cases, a.reps, a.top)

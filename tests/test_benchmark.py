@@ -691,3 +691,19 @@ def test_permute_bench_refuses_a_bad_cases_pattern_in_one_line(capsys):
         _script("permute_bench").main(["--out", "unused", "--cases", "(["])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "--cases: not a regular expression" in err and "Traceback" not in err
+
+
+def test_strip_probe_offers_every_shift_candidate_in_strips_that_can_run_its_problem():
+    """strip_probe's candidates for each case: the space's, then strips 2, 4, 8
+    of each of its shift tiles, every one able to run the case's strided problem."""
+    from autotrans.core.device import Limits
+    from autotrans.core.layout import TileProblem
+    from autotrans.tuning.strided import TUNE_ALIGN, _fit
+    probe = _script("strip_probe")
+    for case in probe.CASES + probe.SMALL:
+        prob, cast = probe.problem_of(*case)
+        cfgs, strips = probe.candidates(prob, cast)
+        shifts = [c for c in cfgs if c.variant == "shift" and c.strip == 1]
+        assert isinstance(prob, TileProblem) and shifts, probe.label(case)
+        assert sorted(c.strip for c in cfgs if c.key in strips) == sorted(list(probe.STRIPS) * len(shifts))
+        assert not [c.key for c in cfgs if _fit(c, prob, TUNE_ALIGN, Limits(), cast=cast)]
