@@ -229,7 +229,7 @@ __host__ __device__ __forceinline__ T opaque(T x) {
 // strip as one tile (locate_strided's, TC times the strip's length wide), k *
 // TC < strip.cols.
 template <int TC>
-__host__ __device__ __forceinline__ Tile strip_tile(const Tile& strip, int k) {
+__host__ __device__ __forceinline__ Tile strip_tile(Tile strip, int k) {
   Tile t = strip;
   t.in = strip.in + (long long)k * TC * strip.sci;
   t.out = strip.out + (long long)k * TC * strip.ldo;
