@@ -159,7 +159,7 @@ struct {{ name }}_k {
                                                            uint32_t blk, int tid, char* s) {
     const at::Tile strip = at::locate_strided<TR, TC * STRIP, E, ORDER, false, EO>(a, in, out, blk);
     const at::Tile t0 = at::strip_tile<TC>(strip, 0);
-    const int n = (strip.cols + TC - 1) / TC;   // the strip's tiles (its last ones may lie outside the matrix)
+    const int n = (strip.cols + TC - 1) / TC;   // the strip's tiles (fewer where the matrix ends inside it)
 #if defined(__CUDA_ARCH__)
     if (!edge_vectors(t0)) {   // fewer rows than an output vector: element-wise tiles, one by one
 #pragma unroll 1

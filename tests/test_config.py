@@ -180,6 +180,7 @@ def test_a_strip_follows_the_order_in_the_key_and_round_trips():
     ("vec:e4:64x64:t256:v16:r4:p0:xor:col:s2:strided", "vec kernels move one tile a block"),
     ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s1:strided", "strip 1 not at all"),
     ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s04:strided", "without leading zeros"),
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s004:strided", "without leading zeros"),
 ])
 def test_a_strip_that_cannot_be_is_refused(key, why):
     with pytest.raises(ValueError, match=why):

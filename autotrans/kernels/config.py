@@ -151,7 +151,7 @@ class KernelConfig:
             raise ValueError(f"not a KernelConfig key: {key!r} (dense keys end at the order)")
         if d.get("epilogue") == "none":   # nor does any key name the epilogue "none"
             raise ValueError(f"not a KernelConfig key: {key!r} (keys without an epilogue end before it)")
-        if d.get("strip") is not None and d["strip"] in ("1", "0" + d["strip"].lstrip("0")):  # nor strip 1
+        if d.get("strip") is not None and (d["strip"] == "1" or d["strip"] != str(int(d["strip"]))):  # nor strip 1
             raise ValueError(f"not a KernelConfig key: {key!r} (a strip is written without leading zeros, and strip 1 not at all)")
         return cls(**{k: (int(v) if k in _INTS else v) for k, v in d.items()})
 
