@@ -19,8 +19,9 @@ candidate shift tile's sector bound, strips included.
 
 With --dense it takes odd 2-D transposes instead (issue 14's odd x odd
 shapes, which transpose() runs on dense shift tiles whose last tiles overlap):
-each as a strided TileProblem of the same bytes (strided shift tiles and their
-strips) beside tune() of the shape over the dense space, in the same process.
+one tune() of each shape over the dense space plus strided shift tiles and
+their strips (a dense record may hold a strided config: transpose() runs it
+as the shape's kernels.strided.dense_tile).
 By the count, strips of 4-8 lift 4097x4095 float16's bound from 0.81 (the
 tuned dense tile) to 0.91-0.92 and 8191x8193 int8's from 0.77 to 0.86-0.87.
 
@@ -106,27 +107,36 @@ def measure(cases, reps: int, top: int, only_strips: bool = False) -> None:
                   f"({c.q1_us:.1f}-{c.q3_us:.1f}) {frac(c):.3f}", flush=True)
 
 
-def dense(reps: int, top: int) -> None:
-    """DENSE's shapes: tune()'s best over the dense space, then the same bytes
-    as a strided TileProblem over strided shift tiles and their strips."""
-    from autotrans.core.layout import TileProblem
+def dense_candidates(m: int, n: int, dt: str) -> tuple[list, set]:
+    """tune()'s dense space for (m, n), then the strided shift tiles and their
+    STRIPS; the strided ones' keys."""
     from autotrans.kernels.strided import strided_space
+    from autotrans.tuning.space import candidates
+    e = np.dtype(dt).itemsize
+    base = [c for c in strided_space(e) if c.variant == "shift"]
+    strided = base + [dataclasses.replace(c, strip=k) for c in base for k in STRIPS]
+    return candidates((1, m, n), e) + strided, {c.key for c in strided}
+
+
+def dense(reps: int, top: int) -> None:
+    """DENSE's shapes: one tune() (not stored) over the dense space plus
+    strided shift tiles and their strips, which transpose() runs as the
+    shape's kernels.strided.dense_tile (what a record holding one launches)."""
     from autotrans.tuning.runner import tune
-    from autotrans.tuning.strided import tune_problem
     for (m, n), dt in DENSE:
-        e = np.dtype(dt).itemsize
-        res = tune((m, n), dt, save=False, progress=False, reps=reps, top=top)
-        prob = TileProblem(e, m, n, n * e, m * e, e, ())
-        base = [c for c in strided_space(e) if c.variant == "shift"]
-        strips = [dataclasses.replace(c, strip=k) for c in base for k in STRIPS]
-        keys = {c.key for c in strips}
-        rec = tune_problem(prob, save=False, progress=False, reps=reps, top=top, configs=base + strips)
-        timed = sorted((c for c in rec.candidates if c.retimed), key=lambda c: c.median_us)
-        print(f"\n{m}x{n} {dt}: tune() {res.best.key} {res.time_us:.1f} µs, {res.frac_memcpy:.3f} of memcpy; "
-              f"as a strided problem (memcpy {rec.memcpy_us:.1f} µs), failures {len(rec.failures)}:", flush=True)
+        space, keys = dense_candidates(m, n, dt)
+        strips = [c for c in space if c.key in keys]
+        res = tune((m, n), dt, save=False, progress=False, reps=reps, top=top, configs=space)
+        timed = sorted((c for c in res.candidates if c.retimed), key=lambda c: c.median_us)
+        one = [c for c in timed if c.key not in keys]
+        many = [c for c in timed if c.key in keys]
+        best = lambda cs: f"{cs[0].key} {cs[0].median_us:.1f} µs {res.memcpy_us / cs[0].median_us:.3f}" \
+            if cs else "none re-timed"  # noqa: E731
+        print(f"\n{m}x{n} {dt}: {len(space) - len(strips)} dense candidates, {len(strips)} strided; memcpy {res.memcpy_us:.1f} µs, "
+              f"failures {len(res.failures)}\n  dense best:   {best(one)}\n  strided best: {best(many)}", flush=True)
         for c in timed:
             print(f"    {'*' if c.key in keys else ' '} {c.key}: {c.median_us:.1f} µs "
-                  f"({c.q1_us:.1f}-{c.q3_us:.1f}) {rec.memcpy_us / c.median_us:.3f}", flush=True)
+                  f"({c.q1_us:.1f}-{c.q3_us:.1f}) {res.memcpy_us / c.median_us:.3f}", flush=True)
 
 
 def sectors(cases) -> None:

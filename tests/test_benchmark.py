@@ -707,3 +707,20 @@ def test_strip_probe_offers_every_shift_candidate_in_strips_that_can_run_its_pro
         assert isinstance(prob, TileProblem) and shifts, probe.label(case)
         assert sorted(c.strip for c in cfgs if c.key in strips) == sorted(list(probe.STRIPS) * len(shifts))
         assert not [c.key for c in cfgs if _fit(c, prob, TUNE_ALIGN, Limits(), cast=cast)]
+
+
+def test_strip_probe_dense_offers_the_dense_space_and_strips_that_transpose_each_shape():
+    """strip_probe --dense: tune() of each odd shape over its dense space plus
+    strided shift tiles and strips 2, 4, 8 of each, all of which tune() takes
+    for the shape (each runs it as its dense_tile)."""
+    from autotrans.tuning.runner import _given
+    from autotrans.tuning.space import candidates
+    probe = _script("strip_probe")
+    for (m, n), dt in probe.DENSE:
+        cfgs, keys = probe.dense_candidates(m, n, dt)
+        e = np.dtype(dt).itemsize
+        strided = [c for c in cfgs if c.key in keys]
+        assert cfgs[:len(cfgs) - len(strided)] == candidates((1, m, n), e)
+        assert {c.layout for c in strided} == {"strided"} and {c.variant for c in strided} == {"shift"}
+        assert sorted({c.strip for c in strided}) == [1, *probe.STRIPS]
+        assert _given(cfgs, (1, m, n)) == cfgs

@@ -281,3 +281,29 @@ def test_a_config_fixed_to_another_shape_is_never_launched():
     assert config_problems(cfg.fixed_to((512, 512)), (1, 512, 512), 4, 16, dev) == []
     assert config_problems(cfg.fixed_to((512, 512)), (1, 512, 1024), 4, 16, dev) == \
         ["it is compiled for the shape 1x512x512 only"]
+
+
+def test_a_strided_config_of_a_dense_record_is_chosen_and_checked_as_its_dense_tile(tmp_path):
+    """A strip of shift tiles tuned for an odd shape is that shape's exact
+    choice; config_problems checks a strided config against the shape's
+    kernels.strided.dense_tile (pointer alignment, launch limits), a dense one
+    as before."""
+    from autotrans.api.launch import config_problems
+    from autotrans.backend.cuda import DeviceInfo
+    from autotrans.core.device import DeviceId
+    from autotrans.kernels.strided import strided_space
+    strip = KernelConfig.from_key("shift:e2:128x64:t256:v16:r2:p2:none:col:s4:strided")
+    cache = ResultCache(tmp_path)
+    put(cache, (4097, 4095), 2, config=strip)
+    c = choose((4097, 4095), 2, H200, H200_LIMITS, cache, shipped=[])
+    assert c.source == "exact" and c.config == strip
+    dev = DeviceInfo(DeviceId.from_text(H200), (9, 0), 60 << 20, 1024, 227 * 1024)
+    assert config_problems(strip, (1, 4097, 4095), 2, 16, dev) == []
+    assert config_problems(strip, (3, 4097, 4095), 2, 2, dev) == []
+    assert config_problems(strip, (1, 4097, 4095), 2, 1, dev) == ["pointers must be 2-byte aligned"]
+    assert config_problems(strip, (1, 4097, 4095), 4, 16, dev) == \
+        ["it moves 2-byte elements, the array has 4-byte ones"]
+    huge = config_problems(strip, (1 << 23, 4097, 4095), 2, 16, dev)
+    assert any("2^31-1" in p for p in huge)
+    conj = next(c for c in strided_space(8, "conj32") if c.variant == "vec")
+    assert "an epilogue or a cast" in config_problems(conj, (1, 64, 64), 8, 16, dev)[0]

@@ -205,3 +205,25 @@ def test_a_config_fixed_to_its_own_shape_is_kept_and_to_another_refused(good):
     for parse in (lambda: TuneRecord.from_json(forged, key()), lambda: loads(json.dumps(forged))):
         with pytest.raises(ValueError, match="compiled for the shape 2x1024x1024, the record is of 1x1024x1024"):
             parse()
+
+
+def test_a_dense_shape_may_hold_a_strided_config_that_transposes_it():
+    """transpose() runs a dense record's strided config as the shape's
+    kernels.strided.dense_tile: one that cannot (16-byte vectors on odd rows,
+    a cast) is refused under a dense key, and kept under no key or a problem's."""
+    from autotrans.kernels.strided import strided_space
+    strip = KernelConfig.from_key("shift:e2:128x64:t256:v16:r2:p2:none:col:s4:strided")
+    k = key((4097, 4095), 2)
+    rec = make_record((4097, 4095), 2, n_candidates=3)
+    held = TuneRecord.from_json(dict(rec, config=strip.to_dict(), key=strip.key), k)
+    assert held.best == strip and loads(dumps(held), k) == held
+    vec16 = next(c for c in strided_space(2) if c.variant == "vec" and c.vec_bytes == 16)
+    cast = next(c for c in strided_space(4, cast="f32>bf16") if c.variant == "shift")
+    f32 = make_record((4097, 4095), 4, n_candidates=3)
+    for obj, e, cfg in ((rec, 2, vec16), (f32, 4, cast)):
+        forged = dict(obj, config=cfg.to_dict(), key=cfg.key)
+        for parse in (lambda: TuneRecord.from_json(forged, key((4097, 4095), e)),
+                      lambda: loads(json.dumps(forged), key((4097, 4095), e))):
+            with pytest.raises(ValueError, match=f"config {cfg.key} cannot transpose 1x4097x4095"):
+                parse()
+        assert TuneRecord.from_json(forged).best == cfg       # no dense key: nothing to transpose

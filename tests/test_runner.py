@@ -38,3 +38,22 @@ def test_a_spilling_variant_is_counted_and_a_failed_compile_is_not():
     assert _spills(Compiled("k", "n", "sm_90", "obj", info)) == 12
     assert _spills(Compiled("k", "n", "sm_90", "obj", dict(info, spill_stores=0, spill_loads=0))) == 0
     assert _spills(Compiled("k", "n", "sm_90", error="nvcc failed")) == 0
+
+
+def test_given_strided_configs_must_transpose_the_shape_before_any_gpu_is_asked():
+    """tune(shape, configs=) takes strided configs that run the shape as its
+    dense_tile (strips of shift tiles for odd rows), and refuses, before it
+    looks for a GPU, one that cannot and anything not a KernelConfig."""
+    import pytest
+
+    from autotrans.kernels.config import KernelConfig
+    from autotrans.kernels.strided import strided_space
+    from autotrans.tuning.runner import _given, tune
+    strip = KernelConfig.from_key("shift:e1:256x64:t256:v16:r4:p4:none:col:s8:strided")
+    dense = KernelConfig.from_key("shift:e1:128x128:t256:v16:r4:p4:none:col")
+    assert _given((dense, strip), (1, 8191, 8193)) == [dense, strip]
+    vec16 = next(c for c in strided_space(1) if c.variant == "vec" and c.vec_bytes == 16)
+    with pytest.raises(ValueError, match=f"{vec16.key} cannot transpose 1x8191x8193"):
+        tune((8191, 8193), "int8", configs=[strip, vec16])
+    with pytest.raises(TypeError, match="KernelConfigs, not str"):
+        tune((8191, 8193), "int8", configs=[strip.key])

@@ -424,6 +424,30 @@ def test_strips_of_shift_tiles_match_numpy(e):
     assert run_cases(strips, cases) == len(strips) * len(cases)
 
 
+def test_strips_run_dense_transposes_as_their_dense_tile():
+    """A dense (B, M, N) transpose that transpose() runs on a strided config
+    (kernels.strided.dense_tile: what a dense record's strip of shift tiles
+    launches with) is np.transpose of the input, every byte of the output
+    buffer checked: odd sides, a batch, strips cut short."""
+    from autotrans.kernels.strided import dense_problems, dense_tile
+    rng = np.random.default_rng(260)
+    jobs, wants = [], []
+    for key in ("shift:e1:256x64:t256:v16:r4:p4:none:col:s8:strided",
+                "shift:e2:128x64:t256:v16:r2:p2:none:col:s4:strided",
+                "shift:e4:64x64:t256:v16:r1:p1:none:col:s2:strided"):
+        cfg = KernelConfig.from_key(key)
+        e = cfg.elem_bytes
+        for bmn in ((1, cfg.tile_rows + 5, 3 * cfg.tile_cols * cfg.strip + 7), (2, 37, cfg.tile_cols + 3)):
+            assert dense_problems(cfg, bmn, 16) == []
+            x = rng.integers(0, 256, int(np.prod(bmn)) * e, dtype=np.uint8)
+            want = np.full(x.size + 2 * 16, POISON, np.uint8)
+            want[16:16 + x.size] = x.view(f"V{e}").reshape(bmn).transpose(0, 2, 1).reshape(-1).view(np.uint8)
+            jobs.append((cfg, dense_tile(bmn, e), x, np.full(want.size, POISON, np.uint8), 0, 16))
+            wants.append(want)
+    got = emulate_strided_many(jobs)
+    assert all(np.array_equal(g, w) for g, w in zip(got, wants))
+
+
 def test_shift_takes_no_strided_columns_nor_wide_elements():
     case = Case(np.random.default_rng(5), (2, 133, 69), (0, 2, 1), 2, sci_mult=2)
     assert any("column pitch must be the element size" in w for w in strided_problems(SHIFT, case.problem, 16))

@@ -107,3 +107,39 @@ def test_verification_catches_unwritten_bytes_and_writes_outside_the_output():
         kernel(src, dst, shp)
         memory.memset(int(dst) + 300 * 500 * e + GUARD - 1, 0, 1)   # the last byte of the guard after
     assert bufs.verify(spills_one_byte) == "0 wrong output bytes, 1 guard bytes overwritten"
+
+
+@pytest.mark.parametrize("shape, dtype", [((1031, 2053), np.int8), ((3, 517, 1029), np.float16),
+                                          ((1021, 1031), np.float32)])
+def test_strips_tuned_for_a_dense_shape_run_in_transpose(cache_dir, shape, dtype):
+    """tune(shape, configs=) over the dense shift tiles and strided strips of
+    shift tiles (run as the shape's dense_tile): every candidate verified, the
+    record stored; transpose() then runs a strip stored for the shape (also
+    at pointers only element-aligned) bit-exactly."""
+    import dataclasses
+
+    from autotrans.kernels.strided import strided_space
+    from autotrans.tuning.space import candidates
+    e = np.dtype(dtype).itemsize
+    bmn = as_bmn(shape)
+    dense = [c for c in candidates(bmn, e) if c.variant == "shift"][:2]
+    strips = [dataclasses.replace(c, strip=k) for c in strided_space(e) if c.variant == "shift"
+              for k in (2, 8)][:6]
+    res = autotrans.tune(shape, dtype, configs=dense + strips, progress=False)
+    assert not res.failures, res.failures
+    assert {c.key for c in res.candidates} == {c.key for c in dense + strips}
+    stored = ResultCache(cache_dir).get(key_for(bmn, e))
+    assert stored.best == res.best
+    x = host_random(shape, dtype, seed=3)
+    want = np.ascontiguousarray(np.swapaxes(x, -1, -2)).tobytes()
+    ga = driver.gpuarray()
+    for strip in (strips[0], strips[-1]):
+        rec = stored.to_json() | {"config": strip.to_dict(), "key": strip.key}
+        ResultCache(cache_dir).put(key_for(bmn, e), rec)
+        dispatch.forget()
+        assert autotrans.explain(shape, dtype).config == strip
+        assert autotrans.transpose(ga.to_gpu(x)).get().tobytes() == want
+        # a view one element in: pointers aligned to the element only
+        big = ga.to_gpu(np.concatenate([np.zeros(1, dtype), x.reshape(-1)]))
+        view = big[1:].reshape(shape)
+        assert autotrans.transpose(view).get().tobytes() == want

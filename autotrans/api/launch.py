@@ -20,6 +20,7 @@ from ..backend import driver as cu
 from ..backend import memory
 from ..core.layout import c_strides
 from ..core.problem import as_bmn, dtype_of_size
+from ..kernels import strided
 from ..kernels.config import MAX_BLOCKS, KernelConfig
 from ..tuning import loader, runner
 from ..tuning.space import default_config
@@ -98,16 +99,19 @@ def config_problems(cfg: KernelConfig, bmn, elem_bytes: int, align: int, dev) ->
     p = []
     b, m, n = bmn
     if cfg.elem_bytes != elem_bytes:
-        p.append(f"it moves {cfg.elem_bytes}-byte elements, the array has {elem_bytes}-byte ones")
-    if cfg.fixed and cfg.fixed_shape != tuple(bmn):
-        p.append(f"it is compiled for the shape {cfg.fixed} only")
-    if cfg.pointer_align > align:
-        p.append(f"it needs {cfg.pointer_align}-byte aligned pointers, these are {align}-byte aligned")
-    if not cfg.family.aligned_for(cfg, m, n):
-        p.append(f"rows of this shape are not {cfg.vec_bytes}-byte aligned")
+        return [f"it moves {cfg.elem_bytes}-byte elements, the array has {elem_bytes}-byte ones"]
+    if cfg.layout == "strided":          # runs the shape as kernels.strided.dense_tile
+        p += strided.dense_problems(cfg, bmn, align)
+    else:
+        if cfg.fixed and cfg.fixed_shape != tuple(bmn):
+            p.append(f"it is compiled for the shape {cfg.fixed} only")
+        if cfg.pointer_align > align:
+            p.append(f"it needs {cfg.pointer_align}-byte aligned pointers, these are {align}-byte aligned")
+        if not cfg.family.aligned_for(cfg, m, n):
+            p.append(f"rows of this shape are not {cfg.vec_bytes}-byte aligned")
     p += dev.limits.problems(cfg.threads, cfg.smem_bytes)
-    blocks = b * -(-m // cfg.tile_rows) * -(-n // cfg.tile_cols)
-    if blocks > MAX_BLOCKS:
+    blocks = cfg.blocks(bmn)
+    if blocks > MAX_BLOCKS and cfg.layout == "dense":
         p += cfg.launch_problems(bmn)
     if blocks > dev.max_grid_x:
         p.append(f"{blocks} blocks > the device's grid limit {dev.max_grid_x}")

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..core.device import DeviceId, Limits
 from ..core.problem import as_bmn
 from ..kernels.config import KernelConfig
+from ..kernels.strided import dense_tile, strided_args
 from ..kernels.templates import ARGS, STRIDED_ARGS
 from . import driver as cu
 from .driver import CudaError, GPUUnavailable
@@ -236,20 +237,20 @@ class Kernel:
         return self.fn.ctx
 
     def __call__(self, src, dst, shape, stream=None) -> None:
-        b, m, n = as_bmn(shape)
-        self._check_shape((b, m, n))
-        try:
-            self.fn.launch((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, stream_handle(stream),
-                           int(src), int(dst), b, m, n)
-        except CudaError as e:
-            _reraise(e)
+        """Transpose the dense (B,) M, N array at src into dst (launcher's)."""
+        self.launcher(shape)(int(src), int(dst), stream)
 
     def launcher(self, shape):
-        """A fast launch(src, dst, stream=None) for one fixed shape; stream is
-        None, a raw handle or a PyCUDA Stream."""
+        """A fast launch(src, dst, stream=None) of the dense transpose of one
+        (B,) M, N shape; stream is None, a raw handle or a PyCUDA Stream. A
+        strided config runs it as kernels.strided.dense_tile(shape)."""
         b, m, n = as_bmn(shape)
         self._check_shape((b, m, n))
-        go = self.fn.launcher((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, b, m, n)
+        if self.cfg.layout == "strided":
+            args = strided_args(dense_tile((b, m, n), self.cfg.elem_bytes), 0, 0)[2:]
+            go = self.fn.launcher((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, *args)
+        else:
+            go = self.fn.launcher((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, b, m, n)
 
         def launch(src, dst, stream=None):
             try:

@@ -30,6 +30,7 @@ from .templates import STRIDED_ARGS
 
 __all__ = ["strided_shape", "strided_args", "nd_args", "pack", "pointer_alignment", "strided_problems",
            "strided_space", "strided_candidates", "epilogue_problems", "as_tile", "as_rows", "as_strided",
+           "dense_tile", "dense_problems",
            "byte_extent"]
 
 MAX_ALIGN = 256   # pointer_alignment's cap
@@ -210,6 +211,27 @@ def as_tile(problem: TransposeProblem) -> TileProblem:
     e, eo, (b, m, n) = problem.elem, problem.out_elem, problem.bmn
     batch = (Dim(b, m * n * e, m * n * eo),) if b > 1 else ()
     return TileProblem(e, m, n, n * e, m * eo, e, batch, eo)
+
+
+def dense_tile(bmn, elem_bytes: int) -> TileProblem:
+    """A dense (B, M, N) transpose of ``elem_bytes`` elements as the
+    TileProblem a strided config runs it as (as_tile: same bytes, same
+    output); strided_shape of it is (B, M, N)."""
+    return as_tile(TransposeProblem(elem_bytes, tuple(bmn)))
+
+
+def dense_problems(cfg: KernelConfig, bmn, align: int) -> list[str]:
+    """Why a strided config cannot run the dense transpose (B, M, N) of its
+    element size with pointers aligned to ``align`` bytes (empty when it
+    can): a plain move (no epilogue, no cast) of dense_tile(bmn) that
+    strided_problems allows. A dense shape's tuning record may hold such a
+    config (a strip of shift tiles for odd rows); transpose() then launches
+    it with dense_tile's arguments."""
+    if cfg.layout != "strided":
+        return [f"{cfg.key} is a dense config"]
+    if cfg.epilogue != "none" or cfg.cast != "none":
+        return [f"{cfg.key} has an epilogue or a cast: a transpose moves elements as they are"]
+    return strided_problems(cfg, dense_tile(bmn, cfg.elem_bytes), align)
 
 
 def as_rows(problem: CopyProblem, align: int = 16) -> RowsProblem:

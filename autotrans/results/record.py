@@ -23,7 +23,7 @@ import numpy as np
 from ..core.device import DeviceId
 from ..core.problem import ELEM_SIZES, dtype_of_size
 from ..kernels.config import KernelConfig
-from ..kernels.strided import MAX_ALIGN, strided_problems
+from ..kernels.strided import MAX_ALIGN, dense_problems, strided_problems
 from .keys import CacheKey, ProblemKey, normal_shape
 
 MAX_ROWS = 4096              # candidate rows, and failure rows, per record
@@ -146,6 +146,17 @@ def _config_of(items: tuple) -> tuple[KernelConfig, str]:
     except TypeError:       # unhashable values, missing fields: not a config anyway
         raise ValueError(f"not a KernelConfig: {dict(items)!r:.60}") from None
     return cfg, cfg.key
+
+
+@functools.lru_cache(maxsize=4096)
+def _strided_misfit(best: KernelConfig, shape: tuple) -> str:
+    """Why a dense shape's record may not hold ``best`` ('' when it may): a
+    strided config there must run the shape's transpose (kernels.strided
+    dense_problems); dense configs are checked elsewhere."""
+    if best.layout != "strided":
+        return ""
+    why = dense_problems(best, shape, MAX_ALIGN)
+    return f"config {best.key} cannot transpose {'x'.join(map(str, shape))}: {why[0]}" if why else ""
 
 
 def _row_config(key, elem_bytes: int, what: str) -> str:
@@ -397,6 +408,8 @@ class TuneRecord(_Fields):
                  f"{'x'.join(map(str, shape))}")
         if obj["key"] != best_key:
             _bad(f"key {obj['key']!r:.60} is not its config's key {best.key}")
+        if isinstance(key, CacheKey) and _strided_misfit(best, shape):
+            _bad(_strided_misfit(best, shape))
         if _dtype_size(_text(obj, "dtype")) != e:
             _bad(f"dtype {obj['dtype']} is not {e} bytes")
         rec = cls(best, shape, e, obj["dtype"], _number(obj, "time_us"), _number(obj, "q1_us"),
@@ -472,7 +485,8 @@ def _plain_record(o: dict, key: CacheKey | None) -> TuneRecord | None:
         dev, l2 = _device(o["device"])
         if key is not None and (e != key.elem_bytes or shape != key.shape or dev.text != key.device) \
                 or best.elem_bytes != e or o["key"] != best_key or _dtype_size(dt) != e \
-                or best.fixed and best.fixed_shape != shape:
+                or best.fixed and best.fixed_shape != shape \
+                or isinstance(key, CacheKey) and _strided_misfit(best, shape):
             return None
         candidates, failures = _plain_candidates(o["candidates"], e), _plain_failures(o["failures"], e)
         if candidates is None or failures is None:

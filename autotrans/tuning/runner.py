@@ -16,6 +16,7 @@ from ..build.nvcc import find_nvcc, nvcc_version
 from ..core.problem import elem_size, gbps, positive_bmn
 from ..core.version import VERSION
 from ..kernels.config import KernelConfig
+from ..kernels.strided import dense_problems
 from ..results.record import MAX_ROWS, MAX_TEXT, Candidate, Failure, TuneRecord, dtype_name
 from ..results.store import CacheKey, ResultCache
 from . import timing
@@ -23,6 +24,7 @@ from .loader import load
 from .space import candidates, default_config, space_id
 from .verify import Buffers
 
+TUNE_ALIGN = 16       # pointer alignment of the tuner's buffers (allocations are 256-aligned)
 CUTOFF = 1.1          # a candidate this much slower than the best so far stops after 1 sample
 # tune() also times its fastest configs compiled for the shape (KernelConfig.fixed)
 # where the fastest runs under this: there the folded index math is 2-12% (NOTES 28).
@@ -86,14 +88,17 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     """Find the fastest verified transpose kernel for ``shape`` ((M, N) or
     (B, M, N)) and ``dtype`` on the current GPU, and store it in the cache.
 
-    configs: the candidates (default: the search space for this shape).
+    configs: the candidates (default: the search space for this shape); a
+    strided config among them runs the shape as kernels.strided.dense_tile
+    (ValueError if it cannot), and transpose() does the same where it wins.
     progress: show progress bars (default: when stderr is a terminal).
     """
     t0 = time.perf_counter()
     e = elem_size(dtype)
     bmn = positive_bmn(shape)
+    given = _given(configs, bmn) if configs is not None else None
     dev = driver.device()
-    cfgs = list(configs) if configs is not None else candidates(bmn, e, dev.limits)
+    cfgs = given if given is not None else candidates(bmn, e, dev.limits)
     cfgs = default_first([c for c in cfgs if c.elem_bytes == e], default_config(bmn, e, dev.limits))
     if not cfgs:
         raise ValueError(f"no candidate configs for shape {bmn} and {e}-byte elements")
@@ -103,6 +108,19 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     if save:
         ResultCache(cache_dir).put(key_for(bmn, e), res)
     return res
+
+
+def _given(configs, bmn) -> list[KernelConfig]:
+    """A caller's candidates for a dense shape: KernelConfigs, strided ones
+    able to transpose it (TypeError, ValueError naming the first that is not)."""
+    out = list(configs)
+    for c in out:
+        if not isinstance(c, KernelConfig):
+            raise TypeError(f"configs must be KernelConfigs, not {type(c).__name__}")
+        why = dense_problems(c, bmn, TUNE_ALIGN) if c.layout == "strided" else []
+        if why:
+            raise ValueError(f"{c.key} cannot transpose {'x'.join(map(str, bmn))}: {why[0]}")
+    return out
 
 
 def fixed_variants(bmn, cfgs, best_us: float) -> list[KernelConfig]:

@@ -27,14 +27,13 @@ from ..kernels.strided import byte_extent, strided_args, strided_problems, strid
 from ..results.keys import ProblemKey, check_problem, problem_text
 from ..results.record import TuneRecord
 from ..results.store import ResultCache
-from .runner import default_first, tune_candidates
+from .runner import TUNE_ALIGN, default_first, tune_candidates
 from .space import space_id
 from .verify import GUARD, POISON, TimedBuffers
 
 __all__ = ["run_problem", "strided_candidates", "default_strided", "problem_key", "extents", "host_buffers",
            "StridedBuffers", "tune_problem", "best_strided", "problem_rows", "TUNE_ALIGN"]
 
-TUNE_ALIGN = 16            # pointer alignment candidates are tuned for (allocations are 256-aligned)
 _FAMILY_RANK = {"rows": 2, "vec": 1, "tile": 0}
 
 
