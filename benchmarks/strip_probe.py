@@ -80,10 +80,12 @@ def problem_of(shape, axes, src: str, dst: str):
 
 
 def candidates(prob, cast: str) -> tuple[list, set]:
-    """The space's candidates plus STRIPS of its shift tiles; the strips' keys."""
+    """The space's candidates plus STRIPS of its shift tiles, each with seams
+    (KernelConfig.seam) and without; the strips' keys."""
     from autotrans.tuning.strided import strided_candidates
     base = strided_candidates(prob, cast=cast)
-    strips = [dataclasses.replace(c, strip=s) for c in base if c.variant == "shift" for s in STRIPS]
+    strips = [dataclasses.replace(c, strip=s, seam=m) for c in base if c.variant == "shift"
+              for s in STRIPS for m in (0, 1)]
     return base + strips, {c.key for c in strips}
 
 

@@ -24,6 +24,10 @@
 // element) and converts them in registers (at::cast_vec); a tile reads KO more rows. Transposed rows are PAD elements longer and, with XOR set,
 // each group of K rows starts SKEW words later, so that the mid phase's chunk
 // stores of one warp fall on 32 different banks.
+// Strips may write seams (KernelConfig.seam, SEAM): where output rows follow one another
+// along a batch dimension, the top tile of the later row also reads the earlier
+// matrix's last XS rows (seam_load, seam_mid: rows -XS..-1 of the transposed tile) and writes
+// the vector the two rows share whole; the earlier row's bottom tile leaves it (Seam, seam_of).
 // Strided configs may move strips (KernelConfig.strip = STRIP > 1): a block moves
 // STRIP tiles side by side along its input rows, one after another (run_strip:
 // at::locate_strided places the strip as one tile STRIP times wider, at::strip_tile its tiles).
@@ -49,24 +53,60 @@ struct {{ name }}_k {
   static constexpr bool OVERLAP = !STRIDED;         // see the header: dense last tiles overlap, strided ones do not
   static constexpr int XR = KO, ROWS = TR + XR;     // input rows read: the tile's and KO more
   static constexpr int STRIP = {{ c.strip }};        // tiles a block moves (KernelConfig.strip; run_strip)
+  static constexpr bool SEAM = {{ 'true' if c.seam else 'false' }};  // KernelConfig.seam (run_strip, seam_of)
+  static constexpr int XS = SEAM ? KO : 0;          // rows of the previous matrix a seam tile reads
   static constexpr int GR = STRIP > 1 ? 32 : V;    // a raw row starts at a multiple of GR bytes
   static constexpr int NVR = TC * E / V + GR / V;  // raw vectors per row (GR more: any alignment)
-  static constexpr int RAWB = NVR * V, RAW = ROWS * RAWB;
+  static constexpr int RAWB = NVR * V, RAW = (ROWS + XS) * RAWB;
   static constexpr int NVC = TC / K, G = 32 / NVC; // vectors per tile row; words per lane group
-  static constexpr int W = (ROWS + PAD) * E / 4;   // words per transposed row
+  static constexpr int W = (XS + ROWS + PAD) * E / 4;  // words per transposed row
   static constexpr int SKEW = XOR ? ((G - K * W) % 32 + 32) % 32 : 0;  // words added per K-row group
   static constexpr int ROWB = W * 4, SMEM = RAW + TC * ROWB + 4 * SKEW * (NVC - 1);
   static constexpr int IT1 = (ROWS * NVR + NT - 1) / NT, IT2 = (ROWS / R * NVC + NT - 1) / NT;
   static constexpr int IT3 = TC * (TR / KO) / NT;
   static_assert(R * E == 4 && V == 16 && NVC <= 32, "shift chunks are one word, vectors 16 bytes");
   static_assert(STRIP == 1 || (STRIDED && TC * E % GR == 0), "shift.py: strips are strided, tile rows whole sectors");
+  static_assert(!SEAM || STRIP > 1, "KernelConfig: seams are written by strips");
   typedef at::Bytes<E>::T ElemT;
   typedef uint4 VecT;                              // an output vector
   typedef at::Bytes<VI>::T VecIT;                  // its input elements (VecT without a cast)
 
-  // Byte offset in shared memory of transposed-tile element (input row r, input column c).
+  // Byte offset in shared memory of transposed-tile element (input row r, input column c);
+  // rows -XS..-1: the previous matrix's last rows (seams).
   __host__ __device__ static __forceinline__ uint32_t off(int r, int c) {
-    return (uint32_t)(RAW + c * ROWB + (c / K) * 4 * SKEW + r * E);
+    return (uint32_t)(RAW + c * ROWB + (c / K) * 4 * SKEW + (r + XS) * E);
+  }
+
+  // A strip's seams (KernelConfig.seam): where its matrices' output rows follow one
+  // another along a batch dimension (output stride M * EO, rows of at least two
+  // vectors), delta is that dimension's input stride; pred: the strip's rows have
+  // a previous row there (the strip's top tiles read its last XS rows and write
+  // the vector the two rows share whole), succ: a next one (whose top tile writes
+  // it: the strip's bottom tile leaves it).
+  struct Seam {
+    long long delta;
+    bool pred, succ;
+  };
+  static constexpr Seam NO_SEAM = {0, false, false};
+
+  __host__ __device__ static __forceinline__ Seam seam_of(const at::StridedArgs& a, uint32_t blk) {
+    Seam sm = NO_SEAM;
+    if constexpr (SEAM) {
+      const long long row = a.M * EO;
+      if (row < 2 * V) return sm;
+      unsigned long long b = blk / (at::tiles<TR>(a.M) * at::tiles<TC * STRIP>(a.N)), inner = 1;
+#pragma unroll 1
+      for (int d = a.nb - 1; d >= 0; --d) {
+        const unsigned long long n = (unsigned long long)a.size[d];
+        if (a.dst[d] == row && n > 1) {
+          const unsigned long long i = b / inner % n;
+          sm.delta = a.src[d], sm.pred = i > 0, sm.succ = i + 1 < n;
+          break;
+        }
+        inner *= n;
+      }
+    }
+    return sm;
   }
 
   // Input rows from the tile's first to the matrix's last, at most ROWS: 32-bit.
@@ -151,6 +191,47 @@ struct {{ name }}_k {
     }
   }
 
+  // The previous matrix's last XS rows of the tile's columns (seams: delta back
+  // from the tile's own rows), into raw rows ROWS on, whole sectors as
+  // strip_load<false> loads them, without the ring. No wait: the caller waits.
+  __host__ __device__ static __forceinline__ void seam_load(const at::Tile& t, char* s, int tid, long long delta) {
+    const uint32_t valid = (uint32_t)t.cols * E;
+#pragma unroll 1
+    for (int i = tid; i < XS * NVR; i += NT) {
+      const int r = i / NVR, v = i % NVR;
+      const char* p = seam_row(t, r, delta);
+      const uint32_t sh = (uint32_t)(uintptr_t)p & (GR - 1);
+      if ((uint32_t)(v * V / GR * GR) < sh + valid) at::cp_async16(s, (uint32_t)((ROWS + r) * RAWB + v * V), p - sh + v * V);
+      else at::idle_g(0);
+    }
+  }
+
+  // Seam row r's first byte: row M - XS + r of the previous matrix (t: a top tile, t.left == M).
+  __host__ __device__ static __forceinline__ const char* seam_row(const at::Tile& t, int r, long long delta) {
+    return t.in - delta + (t.left - XS + r) * t.ldi;
+  }
+
+  // mid for the seam rows: realigned, transposed and stored as rows -XS..-1 of the transposed tile.
+  __host__ __device__ static __forceinline__ void seam_mid(const at::Tile& t, char* s, int tid, long long delta) {
+#pragma unroll 1
+    for (int i = tid; i < XS / R * NVC; i += NT) {
+      const int rg = i / NVC, vc = i % NVC;
+      VecT w[R];
+#pragma unroll
+      for (int q = 0; q < R; ++q) {
+        const int r = rg * R + q;
+        const uint32_t sh = (uint32_t)(uintptr_t)seam_row(t, r, delta) & (GR - 1);
+        w[q] = at::lds_span<VecT, E>(s, (uint32_t)((ROWS + r) * RAWB + vc * V) + sh);
+      }
+#pragma unroll
+      for (int e = 0; e < K; ++e) {
+        uint32_t o[1];
+        at::gather<E, R>(w, e, o);
+        at::sts<uint32_t>(s, off(rg * R - XS, vc * K + e), o[0]);
+      }
+    }
+  }
+
   // A block of a strided launch with strips: the tiles of its strip, one after
   // another (at::run_strided). On the GPU each thread runs it; in the host
   // emulator thread 0's call runs every thread of the block, phase by phase
@@ -160,8 +241,11 @@ struct {{ name }}_k {
     const at::Tile strip = at::locate_strided<TR, TC * STRIP, E, ORDER, false, EO>(a, in, out, blk);
     const at::Tile t0 = at::strip_tile<TC>(strip, 0);
     const int n = (strip.cols + TC - 1) / TC;   // the strip's tiles (fewer where the matrix ends inside it)
+    const Seam sm = seam_of(a, blk);
+    const bool seam = SEAM && strip.top && sm.pred;   // the strip reads the previous matrix's last rows
 #if defined(__CUDA_ARCH__)
     if (!edge_vectors(t0)) {   // fewer rows than an output vector: element-wise tiles, one by one
+      if (sm.succ) return;     // seams: the tile above wrote these rows' vectors, the next row's top the rest
 #pragma unroll 1
       for (int k = 0; k < n; ++k) {
         const at::Tile t = at::strip_tile<TC>(strip, k);
@@ -173,6 +257,7 @@ struct {{ name }}_k {
       return;
     }
     if (t0.cols == TC) strip_load<true>(t0, s, tid, false); else strip_load<false>(t0, s, tid, false);
+    if (seam) seam_load(t0, s, tid, sm.delta);
     at::cp_async_wait();
     __syncthreads();
 #pragma unroll 1
@@ -181,12 +266,14 @@ struct {{ name }}_k {
       const bool full = t.rows == TR && t.cols == TC;
       tid = at::opaque(tid);   // each tile's thread indices afresh, not every one held across the loop
       if (full) mid<true>(t, s, tid); else mid<false>(t, s, tid);
+      if (seam) seam_mid(t, s, tid, sm.delta);
       __syncthreads();
       if (k + 1 < n) {
         const at::Tile u = at::strip_tile<TC>(strip, k + 1);
         if (u.cols == TC) strip_load<true>(u, s, tid, true); else strip_load<false>(u, s, tid, true);
+        if (seam) seam_load(u, s, tid, sm.delta);
       }
-      if (full) store<true>(t, s, tid); else store<false>(t, s, tid);
+      if (full) store<true>(t, s, tid, sm); else store<false>(t, s, tid, sm);
       at::cp_async_wait();
       __syncthreads();
     }
@@ -195,7 +282,7 @@ struct {{ name }}_k {
     for (int i = 0; i < SMEM; ++i) s[i] = (char)0xCD;   // stale shared memory
     const int caller_tid = at::emu_tid, caller_phase = at::emu_phase;
     const bool vec = edge_vectors(t0);
-    for (int k = 0; k < n; ++k) {
+    for (int k = 0; k < n && (vec || !sm.succ); ++k) {
       const at::Tile t = at::strip_tile<TC>(strip, k);
       const bool full = t.rows == TR && t.cols == TC;
       for (int ph = 0; ph < 3; ++ph) {
@@ -209,8 +296,10 @@ struct {{ name }}_k {
           else if (ph == 0) strip_load<false>(t, s, u, k > 0);
           else if (ph == 1 && full) mid<true>(t, s, u);
           else if (ph == 1) mid<false>(t, s, u);
-          else if (full) store<true>(t, s, u);
-          else store<false>(t, s, u);
+          else if (full) store<true>(t, s, u, sm);
+          else store<false>(t, s, u, sm);
+          if (vec && seam && ph == 0) seam_load(t, s, u, sm.delta);
+          else if (vec && seam && ph == 1) seam_mid(t, s, u, sm.delta);
         }
       }
     }
@@ -268,18 +357,18 @@ struct {{ name }}_k {
   }
 
   template <bool FULL>
-  __host__ __device__ static __forceinline__ void store(const at::Tile& t, const char* s, int tid) {
+  __host__ __device__ static __forceinline__ void store(const at::Tile& t, const char* s, int tid, Seam sm = NO_SEAM) {
     if constexpr (FULL) {
 #pragma unroll
       for (int k = 0; k < IT3; ++k) {
         uint32_t i = tid + k * NT, c = i / (TR / KO), wv = i % (TR / KO);
-        store_vector(t, s, c, wv);
+        store_vector(t, s, c, wv, sm);
       }
     } else if constexpr (!OVERLAP) {
       if (edge_vectors(t)) {
         const uint32_t n = (uint32_t)t.cols * (TR / KO);   // the vectors of the tile's valid output rows
 #pragma unroll 1
-        for (uint32_t i = tid; i < n; i += NT) store_vector(t, s, i / (TR / KO), i % (TR / KO));
+        for (uint32_t i = tid; i < n; i += NT) store_vector(t, s, i / (TR / KO), i % (TR / KO), sm);
       } else {
         at::store_elems<{{ name }}_k>(t, s, tid);
       }
@@ -289,9 +378,11 @@ struct {{ name }}_k {
   }
 
   // Aligned vector wv of output row c (the tile's column c), and, in the
-  // matrix's first tile, the row's first bytes.
+  // matrix's first tile, the row's first bytes: with a previous row (sm.pred),
+  // the whole vector they share; with a next row (sm.succ), the row's last
+  // partial vector is that row's to write.
   __host__ __device__ static __forceinline__ void store_vector(const at::Tile& t, const char* s, uint32_t c,
-                                                               uint32_t wv) {
+                                                               uint32_t wv, Seam sm = NO_SEAM) {
     char* o = t.out + c * t.ldo;
     uint32_t d = (uint32_t)(-(uintptr_t)o) & (V - 1);  // bytes from o to the next aligned address
     char* p = o + d + wv * V;
@@ -301,10 +392,14 @@ struct {{ name }}_k {
     } else {
       long long end = (long long)rows_left(t) * EO - d - wv * V;  // bytes of the output row from p on
       if (end >= V) at::stg<VecT>(p, v), at::idle_pieces<VecT>();
-      else if (end > 0) at::idle_g(1), at::stg_upto(p, v, (uint32_t)end);
+      else if (end > 0 && !sm.succ) at::idle_g(1), at::stg_upto(p, v, (uint32_t)end);
       else at::idle_g(1), at::idle_pieces<VecT>();
     }
-    if (first(t) && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
+    if (first(t) && wv == 0 && d && sm.pred) {  // the seam: the previous row's last bytes and this row's first
+      at::stg<VecT>(p - V, at::cast_vec<CAST, VecIT, VecT>(at::lds_span<VecIT, E>(s, off(0, c) + in_bytes(d) - VI)));
+    } else if (first(t) && sm.pred) {
+      at::idle_g(1);
+    } else if (first(t) && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
       VecT a = at::cast_vec<CAST, VecIT, VecT>(at::lds_span<VecIT, 4>(s, off(0, c)));
       at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
     } else if (first(t)) {

@@ -20,7 +20,17 @@ Their raw rows start at the 32-byte sector that holds a tile row's first byte,
 so each tile row's last sector is the next tile's first: it moves to the raw
 row's start in shared memory instead of being read again (no sector of a
 row is read twice inside a strip), and the next tile's loads are in flight
-while a tile stores."""
+while a tile stores.
+
+Strips may write seams (KernelConfig.seam): where the output's rows follow
+one another along a batch dimension (its output stride M * out_elem: the
+3-D (2, 1, 0) orders), a row's last partial vector and the next row's first
+are one aligned 16-byte vector in memory. Written in pieces by two tiles, it
+costs up to eight store instructions of one sector each: on the odd (2, 1, 0)
+orders a quarter more store sectors than the output's (emulator count, NOTES
+41). A strip at the top of its matrix also reads the previous matrix's last
+seam_rows rows of its columns and writes that vector whole; a bottom tile
+then leaves it alone."""
 from __future__ import annotations
 
 import itertools
@@ -32,6 +42,7 @@ TEMPLATE = "shift.cu"
 LAYOUTS = ("dense", "strided")   # strided: TileProblems with sci == elem, pitches any multiple of it
 TAKES_CASTS = True   # strided only; 1- to 4-byte elements in and out
 STRIPS = True        # strided only: KernelConfig.strip tiles a block
+SEAMS = True         # strips only: KernelConfig.seam (the row-to-row vectors written whole)
 SECTOR = 32          # a strip's raw rows start at a sector
 
 
@@ -61,12 +72,18 @@ def raw_granule(c) -> int:
     return SECTOR if c.strip > 1 else c.vec_bytes
 
 
+def seam_rows(c) -> int:
+    """Rows of the previous matrix a tile with seams also reads (out_vec_elems), else 0."""
+    return out_vec_elems(c) if c.seam else 0
+
+
 def smem_bytes(c) -> int:
-    """Raw rows (out_vec_elems more than the tile), then the transposed tile."""
+    """Raw rows (out_vec_elems more than the tile, and seam_rows), then the
+    transposed tile (its rows seam_rows elements longer, in front)."""
     k, e = c.vec_bytes // c.elem_bytes, c.elem_bytes
     rows = c.tile_rows + out_vec_elems(c)
-    raw = rows * (c.tile_cols * e + raw_granule(c))
-    words, groups = (rows + c.pad) * e // 4, c.tile_cols // k
+    raw = (rows + seam_rows(c)) * (c.tile_cols * e + raw_granule(c))
+    words, groups = (seam_rows(c) + rows + c.pad) * e // 4, c.tile_cols // k
     skew = (32 // groups - k * words) % 32 if c.swizzle == "xor" else 0
     return raw + c.tile_cols * words * 4 + 4 * skew * (groups - 1)
 

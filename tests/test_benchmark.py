@@ -695,7 +695,8 @@ def test_permute_bench_refuses_a_bad_cases_pattern_in_one_line(capsys):
 
 def test_strip_probe_offers_every_shift_candidate_in_strips_that_can_run_its_problem():
     """strip_probe's candidates for each case: the space's, then strips 2, 4, 8
-    of each of its shift tiles, every one able to run the case's strided problem."""
+    of each of its shift tiles, with seams and without, every one able to run
+    the case's strided problem."""
     from autotrans.core.device import Limits
     from autotrans.core.layout import TileProblem
     from autotrans.tuning.strided import TUNE_ALIGN, _fit
@@ -705,8 +706,9 @@ def test_strip_probe_offers_every_shift_candidate_in_strips_that_can_run_its_pro
         cfgs, strips = probe.candidates(prob, cast)
         shifts = [c for c in cfgs if c.variant == "shift" and c.strip == 1]
         assert isinstance(prob, TileProblem) and shifts, probe.label(case)
-        assert sorted(c.strip for c in cfgs if c.key in strips) == sorted(list(probe.STRIPS) * len(shifts))
-        assert not [c.key for c in cfgs if _fit(c, prob, TUNE_ALIGN, Limits(), cast=cast)]
+        assert sorted((c.strip, c.seam) for c in cfgs if c.key in strips) == \
+            sorted([(k, m) for k in probe.STRIPS for m in (0, 1)] * len(shifts))
+        assert not [c.key for c in cfgs if _fit(c, prob, TUNE_ALIGN, Limits(smem_per_block=232448), cast=cast)]
 
 
 def test_strip_probe_dense_offers_the_dense_space_and_strips_that_transpose_each_shape():

@@ -801,6 +801,25 @@ def test_strips_of_shift_tiles_cast_at_any_alignment(cast):
     run_cases(jobs)
 
 
+@pytest.mark.parametrize("cast", ["f32>bf16", "bf16>f32", "i8>i32"])
+def test_seams_of_shift_tiles_cast(cast):
+    """Strips with seams (KernelConfig.seam) of every shift config of a
+    narrowing, a widening and a 1:4 cast: the vector two output rows share,
+    converted from the previous matrix's last rows and this one's first, on
+    (2, 1, 0) orders whose rows take one tile and a bit, or end in fewer rows
+    than an output vector, and the cases above."""
+    rng = np.random.default_rng(360 + SHIFT_CASTS.index(cast))
+    e, eo = CAST_SIZES[cast]
+    shifts = [c for c in strided_space(e, cast=cast) if c.variant == "shift"]
+    cfgs = [dataclasses.replace(c, strip=k, seam=1) for c in shifts for k in (2, 4)]
+    tr, tc = max(c.tile_rows for c in cfgs), max(c.tile_cols for c in cfgs)
+    cs = shift_cast_cases(rng, cast, tr, tc) + [Case(rng, cast, (2 * tr + 16 // eo - 1, 4, 37), (2, 1, 0)),
+                                                Case(rng, cast, (tr + 3, 5, tc + 1), (2, 1, 0))]
+    jobs = [(c, case) for case in cs for c in cfgs if not strided_problems(c, case.problem, case.align)]
+    assert len(jobs) == len(cfgs) * len(cs), cast
+    run_cases(jobs)
+
+
 def test_the_check_sees_a_wrong_or_missing_cast():
     """The same launch with another cast of the same sizes, or a plain copy of
     the bits, leaves other bytes: the comparisons above can fail."""

@@ -185,3 +185,35 @@ def test_a_strip_follows_the_order_in_the_key_and_round_trips():
 def test_a_strip_that_cannot_be_is_refused(key, why):
     with pytest.raises(ValueError, match=why):
         KernelConfig.from_key(key)
+
+
+def test_seams_mark_the_strip_in_the_key_and_round_trip():
+    """KernelConfig.seam: ``m`` after the strip (``:s8m``); in to_dict only when set."""
+    cfg = KernelConfig.from_key("shift:e4:64x32:t256:v16:r1:p1:none:col:s4:strided:f32>bf16")
+    s = dataclasses.replace(cfg, seam=1)
+    assert s.key == "shift:e4:64x32:t256:v16:r1:p1:none:col:s4m:strided:f32>bf16"
+    assert KernelConfig.from_key(s.key) == s and KernelConfig.from_dict(s.to_dict()) == s
+    assert s.to_dict()["seam"] == 1 and "seam" not in cfg.to_dict() and cfg.seam == 0
+    assert s.name != cfg.name and s.name.isidentifier() and s.blocks((2, 65, 297)) == cfg.blocks((2, 65, 297))
+    # the previous matrix's last out_vec_elems (8) rows: raw rows, and 8 more elements a transposed row
+    raw = (64 + 8 + 8) * (32 * 4 + 32)
+    assert s.smem_bytes == raw + 32 * (8 + 64 + 8 + 1) * 4 and cfg.smem_bytes == raw - 8 * (32 * 4 + 32) + 32 * 73 * 4
+
+
+@pytest.mark.parametrize("key, why", [
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s1m:strided", "strip 1 not at all"),
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:sm:strided", "layout must be one of"),
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s2mm:strided", "not a KernelConfig key"),
+    ("shift:e1:128x128:t256:v16:r4:p4:xor:col:s2m", "strips of tiles are for strided kernels"),
+])
+def test_seams_that_cannot_be_are_refused(key, why):
+    with pytest.raises(ValueError, match=why):
+        KernelConfig.from_key(key)
+    shift = KernelConfig.from_key("shift:e1:128x128:t256:v16:r4:p4:xor:col:strided")
+    with pytest.raises(ValueError, match="seams are written by strips of tiles"):
+        dataclasses.replace(shift, seam=1)
+    with pytest.raises(ValueError, match="seam must be 0 or 1"):
+        dataclasses.replace(shift, strip=2, seam=2)
+    tile = KernelConfig.from_key("tile:e4:32x32:t256:v4:r1:p1:none:row:strided")
+    with pytest.raises(ValueError, match="tile kernels write no seams"):
+        dataclasses.replace(tile, seam=1)

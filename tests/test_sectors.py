@@ -133,3 +133,27 @@ def test_a_strip_reads_no_sector_of_a_row_twice():
     aligned = TileProblem(1, 128, 1024, 1024, 128, 1, ())
     a1, a4 = (strided_sectors(dataclasses.replace(one, strip=k), aligned) for k in (1, 4))
     assert a4.load_sectors <= a1.load_sectors <= a1.ideal * rows
+
+
+def test_seams_write_the_vector_two_rows_share_in_one_store():
+    """The (2, 1, 0) order of an odd int8 shape: 511-byte output rows follow one
+    another along the batch axis, and each row's first and last bytes went out
+    in pieces (1-, 2-, 4- and 8-byte stores, each a sector of its own: a
+    quarter more store sectors than the output's). With seams (KernelConfig.seam)
+    the top tile writes the vector two rows share whole: stores fall to
+    within 10% of the output's, for a few more load sectors (the previous
+    matrix's last 16 rows of each top tile), and the bound rises."""
+    import dataclasses
+
+    from autotrans.core.layout import Dim, TileProblem
+    from autotrans.emulate.sectors import strided_sectors
+    strip = KernelConfig.from_key("shift:e1:256x64:t256:v16:r4:p4:none:col:s8:strided")
+    order = TileProblem(1, 511, 257, 257 * 24, 511 * 24, 1, (Dim(24, 257, 511),))   # (511, 24, 257) (2, 1, 0)
+    a, b = (strided_sectors(dataclasses.replace(strip, seam=m), order) for m in (0, 1))
+    assert a.write_ratio > 1.25 and b.write_ratio < 1.1
+    assert a.load_sectors < b.load_sectors < a.load_sectors * 1.06
+    assert b.ratio < a.ratio - 0.07
+    # output rows that do not follow one another along a batch axis (a dense 2-D shape): no seams
+    dense = TileProblem(1, 511, 257, 257, 511, 1, ())
+    c, d = (strided_sectors(dataclasses.replace(strip, seam=m), dense) for m in (0, 1))
+    assert (c.load_sectors, c.store_sectors) == (d.load_sectors, d.store_sectors)

@@ -262,12 +262,12 @@ def test_every_strided_candidate_compiles_without_spills(tmp_path, arch):
 
 @pytest.mark.parametrize("arch", ["sm_90", pytest.param("sm_80", marks=pytest.mark.exhaustive)])
 def test_strips_of_shift_tiles_compile_without_spills_in_few_registers(tmp_path, arch):
-    """Strips (2, 4, 8) of every strided shift tile, casts from float32 too: no
-    spills, and at most 64 registers a thread (a strip's loop computes each
+    """Strips (2, 4, 8) of every strided shift tile, with seams and without,
+    casts from float32 too: no spills, and at most 64 registers a thread (a strip's loop computes each
     tile's thread indices afresh, at::opaque, instead of holding them all)."""
     shifts = [c for e in (1, 2, 4) for c in strided_space(e) if c.variant == "shift"]
     shifts += [c for c in strided_space(4, cast="f32>bf16") if c.variant == "shift"]
-    cfgs = [dataclasses.replace(c, strip=k) for c in shifts for k in (2, 4, 8)]
+    cfgs = [dataclasses.replace(c, strip=k, seam=m) for c in shifts for k in (2, 4, 8) for m in (0, 1)]
     assert_compiles_without_spills(cfgs, tmp_path, arch)
     assert max(c.info["registers"] for c in compile_configs(cfgs, arch, root=tmp_path).values()) <= 64
 
@@ -422,6 +422,36 @@ def test_strips_of_shift_tiles_match_numpy(e):
     tr, tc = max(c.tile_rows for c in shifts), max(c.tile_cols for c in shifts)
     cases = shift_cases(rng, e, tr, tc) + [Case(rng, (2, tr + 3, 9 * tc + 1), (0, 2, 1), e, in_pad=5)]
     assert run_cases(strips, cases) == len(strips) * len(cases)
+
+
+def seam_cases(rng, e, tr: int, tc: int):
+    """Orders whose output rows follow one another along a batch dimension
+    (its output stride the row's bytes): (2, 1, 0) of 3-D and 4-D shapes, rows
+    of one tile and a bit, of several tiles and a few rows (fewer than an
+    output vector: the bottom tile's rows are the seams'), a flipped batch
+    axis (a negative input stride to the previous matrix), and rows too short
+    for seams (under two vectors)."""
+    ko = 16 // e
+    return [Case(rng, (tc + 5, 3, tr + 9), (2, 1, 0), e), Case(rng, (2 * tr + ko - 1, 5, 37), (2, 1, 0), e),
+            Case(rng, (tr + 1, 4, 2 * tc + 7), (2, 1, 0), e, in_pad=1),
+            Case(rng, (3, 2, 67, 2 * tc + 1), (3, 0, 1, 2), e, flip=True),
+            Case(rng, (2 * ko - 1, 6, tc + 3), (2, 1, 0), e)]
+
+
+@pytest.mark.parametrize("e", [1, 2, 4])
+def test_seams_match_numpy(e):
+    """KernelConfig.seam: a strip at its matrix's top also reads the previous
+    matrix's last rows and writes the vector two output rows share whole; a
+    bottom tile leaves it, and one of fewer rows than an output vector writes
+    nothing. Every byte of the output buffer checked, over the shift cases and
+    seam_cases, for every strided shift tile at strips 2 and 8."""
+    rng = np.random.default_rng(330 + e)
+    shifts = [c for c in strided_space(e) if c.variant == "shift"]
+    seams = [dataclasses.replace(c, strip=k, seam=1) for c in shifts for k in (2, 8)]
+    tr, tc = max(c.tile_rows for c in shifts), max(c.tile_cols for c in shifts)
+    cases = seam_cases(rng, e, tr, tc) + shift_cases(rng, e, tr, tc)
+    assert sum(any(d.dst == c.problem.m * e for d in c.problem.batch) for c in cases) >= 5
+    assert run_cases(seams, cases) == len(seams) * len(cases)
 
 
 def test_strips_run_dense_transposes_as_their_dense_tile():

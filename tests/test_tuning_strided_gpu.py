@@ -63,11 +63,12 @@ ODD_CAST = layout.canonical((301, 7, 263), layout.c_strides((301, 7, 263), 4), 4
                          ids=["int8 (2,1,0)", "float16 view", "float32->bfloat16 (2,1,0)"])
 def test_strips_of_shift_tiles_verify_on_the_gpu(problem, cast):
     """KernelConfig.strip: strips of 2, 4 and 8 of every strided shift candidate,
-    each verified bit-exactly (guard bands included) by the tuner, on rows at
-    any byte alignment, batched views, and a cast."""
+    with seams (KernelConfig.seam) and without, each verified bit-exactly
+    (guard bands included) by the tuner, on rows at any byte alignment,
+    batched views, and a cast."""
     import dataclasses
     base = [c for c in strided_candidates(problem, cast=cast) if c.variant == "shift"]
-    cfgs = [dataclasses.replace(c, strip=k) for c in base for k in (2, 4, 8)]
+    cfgs = [dataclasses.replace(c, strip=k, seam=m) for c in base for k in (2, 4, 8) for m in (0, 1)]
     assert base and all(c.strip > 1 for c in cfgs)
     rec = tune_problem(problem, save=False, progress=False, reps=2, top=3, configs=cfgs, cast=cast)
     assert rec.failures == (), rec.failures

@@ -41,12 +41,12 @@ CAST_SIZES = dict(layout.CASTS)
 _KEY = re.compile(
     r"^(?P<variant>[a-z]+):e(?P<elem_bytes>\d+):(?P<tile_rows>\d+)x(?P<tile_cols>\d+)"
     r":t(?P<threads>\d+):v(?P<vec_bytes>\d+):r(?P<micro_rows>\d+):p(?P<pad>\d+)"
-    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::s(?P<strip>[0-9]+))?(?::(?P<layout>[a-z]+))?(?::(?P<epilogue>[a-z][a-z0-9]*))?"
+    r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::s(?P<strip>[0-9]+)(?P<seam>m)?)?(?::(?P<layout>[a-z]+))?(?::(?P<epilogue>[a-z][a-z0-9]*))?"
     r"(?::(?P<cast>[a-z]+[0-9]+>[a-z]+[0-9]+))?(?:@(?P<fixed>[0-9]+x[0-9]+x[0-9]+))?$", re.ASCII)
 # KernelConfig.fixed: "" or a shape "BxMxN" (no leading zeros), each side in [1, MAX_FIXED_SIDE].
 _FIXED = re.compile(r"^[1-9][0-9]{0,18}x[1-9][0-9]{0,18}x[1-9][0-9]{0,18}$", re.ASCII)
 MAX_FIXED_SIDE = 2**62
-_INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad", "strip")
+_INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad", "strip", "seam")
 MAX_STRIP = 16         # tiles a block moves (KernelConfig.strip)
 MAX_TILE = 1024        # elements a tile side; bounds shared memory and the bank report
 MAX_BLOCKS = 2**31 - 1  # a launch's grid (x) limit; the kernels index blocks and tiles in 32 bits
@@ -93,6 +93,12 @@ class KernelConfig:
     input rows (1, or a power of two up to MAX_STRIP in families that list
     STRIPS, strided configs only: neighbouring tiles then read no sector of
     a row twice).
+    seam: 0, or 1 (strips of families that list SEAMS): where the output's
+    rows follow one another along a batch dimension (its output stride the
+    row's bytes), the 16-byte vector that holds the end of one output row
+    and the start of the next is written whole, by the next row's first
+    tile (it also reads the previous matrix's last rows), not in pieces by
+    two tiles.
     The rules of each variant live in its family module (cuda_templates/FAMILY.py).
     """
 
@@ -110,7 +116,8 @@ class KernelConfig:
     epilogue: str = "none"  # after the others, for the same reason
     cast: str = "none"      # after the others, for the same reason
     fixed: str = ""         # after the others, for the same reason
-    strip: int = 1          # last, for the same reason
+    strip: int = 1          # after the others, for the same reason
+    seam: int = 0           # last, for the same reason
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -127,7 +134,7 @@ class KernelConfig:
     @property
     def key(self) -> str:
         """Stable text key; the field order is fixed here, not by the dataclass.
-        A strip other than 1 follows the order (``:col:s4``). Dense configs'
+        A strip other than 1 follows the order (``:col:s4``; with seams ``:col:s4m``). Dense configs'
         keys carry no layout (they predate it); strided ones end in
         ``:strided``; an epilogue other than ``none`` follows (``:conj32``),
         then a cast other than ``none`` (``:f32>bf16``), then a fixed shape
@@ -135,6 +142,7 @@ class KernelConfig:
         return (f"{self.variant}:e{self.elem_bytes}:{self.tile_rows}x{self.tile_cols}"
                 f":t{self.threads}:v{self.vec_bytes}:r{self.micro_rows}:p{self.pad}"
                 f":{self.swizzle}:{self.order}" + ("" if self.strip == 1 else f":s{self.strip}")
+                + ("m" if self.seam else "")
                 + ("" if self.layout == "dense" else f":{self.layout}")
                 + ("" if self.epilogue == "none" else f":{self.epilogue}")
                 + ("" if self.cast == "none" else f":{self.cast}")
@@ -153,6 +161,8 @@ class KernelConfig:
             raise ValueError(f"not a KernelConfig key: {key!r} (keys without an epilogue end before it)")
         if d.get("strip") is not None and (d["strip"] == "1" or d["strip"] != str(int(d["strip"]))):  # nor strip 1
             raise ValueError(f"not a KernelConfig key: {key!r} (a strip is written without leading zeros, and strip 1 not at all)")
+        if d.get("seam") is not None:
+            d["seam"] = "1"
         return cls(**{k: (int(v) if k in _INTS else v) for k, v in d.items()})
 
     @property
@@ -176,13 +186,15 @@ class KernelConfig:
             del d["fixed"]
         if self.strip == 1:
             del d["strip"]
+        if not self.seam:
+            del d["seam"]
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelConfig":
         """A config from to_dict()'s fields (``layout`` missing: dense;
         ``epilogue`` or ``cast`` missing: none; ``fixed`` missing: "";
-        ``strip`` missing: 1);
+        ``strip`` missing: 1; ``seam`` missing: 0);
         ValueError for missing, extra or mistyped ones."""
         names = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(d, dict) or set(d) - names or not {"variant", "elem_bytes"} <= set(d):
@@ -305,7 +317,7 @@ class KernelConfig:
                      f"not {self.epilogue!r}")
         p += self._cast_problems()
         p += self._fixed_problems()
-        p += self._strip_problems()
+        p += self._strip_problems() + self._seam_problems()
         if not (_pow2(self.tile_rows) and _pow2(self.tile_cols)) or max(self.tile_rows, self.tile_cols) > MAX_TILE:
             p.append(f"tile sides must be powers of two up to {MAX_TILE}")
         if not (32 <= self.threads <= 1024 and self.threads % 32 == 0):
@@ -347,6 +359,18 @@ class KernelConfig:
             return [f"{self.variant} kernels move one tile a block (strip 1)"]
         if self.layout != "strided":
             return ["strips of tiles are for strided kernels: layout must be 'strided'"]
+        return []
+
+    def _seam_problems(self) -> list[str]:
+        """Why seams do not fit this config (empty when they do, or where it has none)."""
+        if self.seam == 0:
+            return []
+        if self.seam != 1:
+            return [f"seam must be 0 or 1, not {self.seam}"]
+        if not getattr(self.family, "SEAMS", False):
+            return [f"{self.variant} kernels write no seams"]
+        if self.strip == 1:
+            return ["seams are written by strips of tiles: strip must be 2 or more"]
         return []
 
     def _cast_problems(self) -> list[str]:
