@@ -22,6 +22,9 @@
 //     warp (threads that skip an access shift the count a little).
 //   strided_sectors NAME ARGS_FILE IN_FILE IN_OFF OUT_FILE OUT_OFF
 //     a strided launch as "strided" runs it, counted as "sectors" counts.
+//   strided_trace NAME ARGS_FILE IN_FILE IN_OFF OUT_FILE OUT_OFF TRACE_FILE TRACE_BLOCK
+//     a strided launch as "strided" runs it, traced as "run" traces (a strip's
+//     tile k has phases 3k, 3k + 1, 3k + 2).
 //   list
 //     prints "NAME NT SMEM TR TC" for every kernel.
 //   blocks NAME B M N
@@ -201,7 +204,7 @@ static int run_job(const char* name, long long B, long long M, long long N, cons
 }
 
 static int run_strided(const char* name, const char* argp, const char* inp, long long in_off, const char* outp,
-                       long long out_off, bool sectors = false) {
+                       long long out_off, bool sectors = false, const char* tracep = "-", long long trace_block = 0) {
   const Entry* e = find(name);
   if (!e || !e->strided) {
     printf("error %s is not a strided kernel\n", name);
@@ -222,13 +225,15 @@ static int run_strided(const char* name, const char* argp, const char* inp, long
   a.out = out.data() + out_off;
   std::vector<char> smem((size_t)e->smem + 16);
   g_smem = e->smem;
-  g_trace = nullptr;
+  g_trace = strcmp(tracep, "-") ? fopen(tracep, "w") : nullptr;
+  g_trace_block = (uint32_t)trace_block;
   g_last_tid = g_last_phase = -1;
   at::smem_hook = hook;
   if (sectors) start_sectors(in, out);
   bool ran = e->strided_fn(a, smem.data());
   at::smem_hook = nullptr;
   at::gmem_hook = nullptr;
+  if (g_trace) fclose(g_trace);
   if (!ran) {
     printf("error %s: %lld x %lld x %lld needs 2^31 blocks or more\n", name, a.B, a.M, a.N);
     return 1;
@@ -264,6 +269,9 @@ int main() {
     } else if (sscanf(line, "strided_sectors %511s %2047s %2047s %lld %2047s %lld", name, argp, inp, &in_off, outp,
                       &out_off) == 6) {
       rc |= run_strided(name, argp, inp, in_off, outp, out_off, true);
+    } else if (sscanf(line, "strided_trace %511s %2047s %2047s %lld %2047s %lld %2047s %lld", name, argp, inp,
+                      &in_off, outp, &out_off, tracep, &trace_block) == 8) {
+      rc |= run_strided(name, argp, inp, in_off, outp, out_off, false, tracep, trace_block);
     } else if (sscanf(line, "strided %511s %2047s %2047s %lld %2047s %lld", name, argp, inp, &in_off, outp,
                       &out_off) == 6) {
       rc |= run_strided(name, argp, inp, in_off, outp, out_off);

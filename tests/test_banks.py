@@ -55,3 +55,28 @@ def test_shift_skew_spreads_the_mid_phase_chunk_stores(e, tr, tc):
     def worst(cfg, phase, op):
         return max(a.ways for a in bank_report(cfg) if a.phase == phase and a.op == op)
     assert worst(skewed, "mid", "st.shared") == 1 and worst(plain, "mid", "st.shared") > 1
+
+
+def test_strided_configs_are_traced_on_their_bank_problem():
+    """A strided config's report traces one block of bank_problem (the second
+    matrix's first, so a strip's tiles and seams run): the shift skew spreads
+    the mid phase's chunk stores there too, the strip's ring copy and the
+    seams' rows add no worse conflict than the strip's own, and families of
+    other problems are refused with the reason."""
+    from autotrans.emulate.banks import bank_problem
+    one = KernelConfig.from_key("shift:e2:128x64:t256:v16:r2:p2:xor:col:strided")
+    strip, seam = dataclasses.replace(one, strip=4), dataclasses.replace(one, strip=4, seam=1)
+    p = bank_problem(seam)
+    assert (p.m, p.n) == (257, 513) and p.batch[0].dst == p.m * 2 and p.ldi % 16
+    reports = [bank_report(c) for c in (one, strip, seam)]
+    for rep in reports:
+        assert max(a.ways for a in rep if a.phase == "mid" and a.op == "st.shared") == 1
+    worst = [{ph: max(a.ways for a in rep if a.phase == ph) for ph in ("load", "mid", "store")} for rep in reports]
+    assert worst[2] == worst[1]
+    # seam rows: more mid-phase accesses a thread than the strip alone
+    assert len([a for a in reports[2] if a.phase == "mid"]) > len([a for a in reports[1] if a.phase == "mid"])
+    plain = dataclasses.replace(one, swizzle="none")
+    assert max(a.ways for a in bank_report(plain) if a.phase == "mid" and a.op == "st.shared") > 1
+    for key in ("rows:e4:1024x4:t256:v16:r1:p0:none:row:strided", "ndtile:e4:64x64:t256:v4:r1:p1:none:col:strided"):
+        with pytest.raises(ValueError, match="no bank report for .* cannot run a tile problem"):
+            bank_report(KernelConfig.from_key(key))

@@ -298,6 +298,7 @@ def test_help_examples_are_valid_config_keys(run):
     (["show", "--bogus"], "unrecognized arguments"),
     (["banks", "tile:e4:not-a-key"], "not a KernelConfig key"),
     (["banks", classic("tile", 4).key.replace("t1024", "t1000")], "threads"),
+    (["banks", "rows:e4:1024x4:t256:v16:r1:p0:none:row:strided"], "cannot run a tile problem"),
     (["import", "missing.json"], "missing.json"),
     (["export", "no/such/folder/x.json"], "does not exist"),
     # shapes that start with a minus are bad shapes, not unknown options
@@ -430,6 +431,13 @@ def test_banks_prints_a_32_way_conflict(run):
     assert "worst: load 1-way, store 32-way" in r.stdout
     r = run("banks", classic("padded", 4).key)
     assert r.returncode == 0 and "32-way" not in r.stdout and "worst: load 1-way, store 1-way" in r.stdout
+
+
+def test_banks_traces_a_strided_strip_with_seams(run):
+    r = run("banks", "shift:e2:128x64:t256:v16:r2:p2:xor:col:s4m:strided")
+    assert r.returncode == 0, r.stderr
+    assert "shift:e2:128x64:t256:v16:r2:p2:xor:col:s4m:strided: 256 threads" in r.stdout
+    assert "worst: load " in r.stdout and ", mid " in r.stdout
 
 
 def test_sectors_prints_each_way_against_the_ideal(run):

@@ -6,7 +6,8 @@ from .common import UserError, add_command, example_keys, printable
 HELP = "print the shared-memory bank conflicts of a config key (CPU only)"
 DESCRIPTION = (
     "Runs the kernel's index math on the CPU (nvcc builds a host emulator) and prints every\n"
-    "shared-memory access of an interior tile with its n-way bank conflict.")
+    "shared-memory access of an interior tile with its n-way bank conflict (a strided config's:\n"
+    "one block of two odd matrices whose output rows follow one another, strips and seams included).")
 EXAMPLES = ("  autotrans banks {tile_key}\n"
             "  autotrans banks {vec_key}")
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ..core.layout import Dim, TileProblem
 from ..kernels.config import KernelConfig
-from .emulator import trace
+from ..kernels.strided import strided_problems
+from .emulator import strided_trace, trace
 
 BANKS = 32
 
@@ -53,20 +55,43 @@ def bank_report(cfg: KernelConfig) -> list[BankAccess]:
     A thread's n-th access in a phase is taken to be one instruction across its
     warp; where some threads skip an access (the shift tile's extra raw vector of
     a row that happens to be aligned), later ones can be grouped wrongly and show
-    a conflict that is not there."""
+    a conflict that is not there. A strided config's block is traced on
+    bank_problem(cfg), the tiles of a strip together."""
+    if cfg.layout == "strided":
+        problem = bank_problem(cfg)
+        accesses = strided_trace(cfg, problem, cfg.blocks((1, problem.m, problem.n)))
+    else:
+        # shift tiles run only where rows are not 16-byte aligned, and their reads
+        # depend on the rows' offsets: trace them on such a shape
+        shape = (2 * cfg.tile_rows + 1, 2 * cfg.tile_cols - 1) if cfg.variant == "shift" else None
+        accesses = trace(cfg, shape)
     groups = defaultdict(list)
-    # shift tiles run only where rows are not 16-byte aligned, and their reads
-    # depend on the rows' offsets: trace them on such a shape
-    shape = (2 * cfg.tile_rows + 1, 2 * cfg.tile_cols - 1) if cfg.variant == "shift" else None
-    for phase, tid, seq, off, nbytes, store in trace(cfg, shape):
+    for phase, tid, seq, off, nbytes, store in accesses:
         groups[(phase, seq, store, nbytes, tid // 32)].append((tid, off, nbytes))
     worst = {}
     for (phase, seq, store, nbytes, _warp), acc in groups.items():
         ways = warp_ways([(o, b) for _, o, b in sorted(acc)])
-        k = (phase, seq, store, nbytes)
+        k = (phase % 3, seq, store, nbytes)     # a strip's tile k: phases 3k, 3k + 1, 3k + 2
         worst[k] = max(worst.get(k, 0), ways)
     return [BankAccess(("load", "mid", "store")[p], s, "st.shared" if st else "ld.shared", b, w)
             for (p, s, st, b), w in sorted(worst.items())]
+
+
+def bank_problem(cfg: KernelConfig) -> TileProblem:
+    """The strided problem a strided config's bank report traces: two matrices
+    of two tiles (or strips) by two, the second's first block traced (a top
+    tile with a previous matrix, so seams run), output rows following one
+    another along the batch axis; for shift tiles, odd sides (rows at every
+    alignment). ValueError for a config that cannot run it (a family of other
+    problems: rows, ndtile)."""
+    e, eo = cfg.elem_bytes, cfg.out_elem_bytes
+    odd = 1 if cfg.variant == "shift" else 0
+    m, n = 2 * cfg.tile_rows + odd, 2 * cfg.tile_cols * cfg.strip + odd
+    problem = TileProblem(e, m, n, n * e, 2 * m * eo, e, (Dim(2, m * n * e, m * eo),), eo)
+    why = strided_problems(cfg, problem, 16)
+    if why:
+        raise ValueError(f"no bank report for {cfg.key}: it cannot run a tile problem ({why[0]})")
+    return problem
 
 
 def worst_ways(cfg: KernelConfig) -> dict[str, int]:

@@ -171,6 +171,23 @@ def strided_sector_counts(cfg: KernelConfig, problem) -> tuple[int, int, int, in
     """sector_counts() of one strided launch of cfg moving ``problem`` (a
     TileProblem, RowsProblem or NdTileProblem), its pointers at the starts of
     256-byte aligned buffers that just hold the bytes it touches."""
+    line, = _strided_job(cfg, problem, "strided_sectors", "")
+    return _counts(line)
+
+
+def strided_trace(cfg: KernelConfig, problem, block: int = 0) -> list[tuple[int, int, int, int, int, int]]:
+    """trace() of block ``block`` of a strided launch of cfg moving ``problem``
+    (placed as strided_sector_counts places it); a strip's tile k has the
+    phases 3k (load), 3k + 1 (mid) and 3k + 2 (store)."""
+    with tempfile.TemporaryDirectory(prefix="autotrans-trace-") as t:
+        tr = Path(t) / "trace"
+        _strided_job(cfg, problem, "strided_trace", f" {tr} {int(block)}")
+        return [tuple(int(v) for v in line.split()) for line in tr.read_text().splitlines()]
+
+
+def _strided_job(cfg: KernelConfig, problem, job: str, tail: str) -> list[str]:
+    """The emulator's reply to a strided ``job`` of cfg on problem, with zeroed
+    buffers that just hold the bytes it touches; ``tail`` ends the job's line."""
     (ilo, ihi), (olo, ohi) = byte_extent(problem)
     src, dst = np.zeros(ihi - ilo, np.uint8), np.zeros(ohi - olo, np.uint8)
     _check_strided(cfg, problem, src, dst, -ilo, -olo)
@@ -179,8 +196,7 @@ def strided_sector_counts(cfg: KernelConfig, problem) -> tuple[int, int, int, in
         (Path(d) / "args").write_bytes(pack(problem, 0, 0))
         (Path(d) / "in").write_bytes(src.tobytes())
         (Path(d) / "out").write_bytes(dst.tobytes())
-        line, = _run(exe, [f"strided_sectors {cfg.name} args in {-ilo} out {-olo}\n"], d)
-    return _counts(line)
+        return _run(exe, [f"{job} {cfg.name} args in {-ilo} out {-olo}{tail}\n"], d)
 
 
 def _counts(line: str) -> tuple[int, int, int, int, int, int]:
