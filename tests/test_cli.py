@@ -438,6 +438,7 @@ def test_banks_traces_a_strided_strip_with_seams(run):
     assert r.returncode == 0, r.stderr
     assert "shift:e2:128x64:t256:v16:r2:p2:xor:col:s4m:strided: 256 threads" in r.stdout
     assert "worst: load " in r.stdout and ", mid " in r.stdout
+    assert "races: none" in r.stdout
 
 
 def test_sectors_prints_each_way_against_the_ideal(run):

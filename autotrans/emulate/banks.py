@@ -49,24 +49,17 @@ def warp_ways(accesses) -> int:
     return max(group_ways(accesses[i:i + per]) for i in range(0, len(accesses), per))
 
 
-def bank_report(cfg: KernelConfig) -> list[BankAccess]:
+def bank_report(cfg: KernelConfig, accesses=None) -> list[BankAccess]:
     """Every shared-memory access of an interior tile with its n-way conflict.
 
     A thread's n-th access in a phase is taken to be one instruction across its
     warp; where some threads skip an access (the shift tile's extra raw vector of
     a row that happens to be aligned), later ones can be grouped wrongly and show
     a conflict that is not there. A strided config's block is traced on
-    bank_problem(cfg), the tiles of a strip together."""
-    if cfg.layout == "strided":
-        problem = bank_problem(cfg)
-        accesses = strided_trace(cfg, problem, cfg.blocks((1, problem.m, problem.n)))
-    else:
-        # shift tiles run only where rows are not 16-byte aligned, and their reads
-        # depend on the rows' offsets: trace them on such a shape
-        shape = (2 * cfg.tile_rows + 1, 2 * cfg.tile_cols - 1) if cfg.variant == "shift" else None
-        accesses = trace(cfg, shape)
+    bank_problem(cfg), the tiles of a strip together. accesses: block_trace(cfg)
+    where the caller has it."""
     groups = defaultdict(list)
-    for phase, tid, seq, off, nbytes, store in accesses:
+    for phase, tid, seq, off, nbytes, store in (block_trace(cfg) if accesses is None else accesses):
         groups[(phase, seq, store, nbytes, tid // 32)].append((tid, off, nbytes))
     worst = {}
     for (phase, seq, store, nbytes, _warp), acc in groups.items():
@@ -75,6 +68,18 @@ def bank_report(cfg: KernelConfig) -> list[BankAccess]:
         worst[k] = max(worst.get(k, 0), ways)
     return [BankAccess(("load", "mid", "store")[p], s, "st.shared" if st else "ld.shared", b, w)
             for (p, s, st, b), w in sorted(worst.items())]
+
+
+def block_trace(cfg: KernelConfig) -> list[tuple[int, int, int, int, int, int]]:
+    """The shared-memory accesses of the block bank_report counts: (phase,
+    thread, seq, offset, bytes, store) of an interior tile (emulator.trace),
+    a strided config's of one block of bank_problem (emulator.strided_trace)."""
+    if cfg.layout == "strided":
+        problem = bank_problem(cfg)
+        return strided_trace(cfg, problem, cfg.blocks((1, problem.m, problem.n)))
+    # shift tiles run only where rows are not 16-byte aligned, and their reads
+    # depend on the rows' offsets: trace them on such a shape
+    return trace(cfg, (2 * cfg.tile_rows + 1, 2 * cfg.tile_cols - 1) if cfg.variant == "shift" else None)
 
 
 def bank_problem(cfg: KernelConfig) -> TileProblem:
