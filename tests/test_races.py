@@ -53,8 +53,10 @@ def test_dense_and_one_tile_kernels_do_not_race(key):
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("e", [1, 2, 4])
 def test_every_strip_and_seam_of_every_shift_tile_does_not_race(e):
+    """Strips of 2 and 8 (a strip of 4 runs the same code) of every strided
+    shift tile, with seams and without."""
     for base in (c for c in strided_space(e) if c.variant == "shift"):
-        for k in (2, 4, 8):
+        for k in (2, 8):
             for m in (0, 1):
                 cfg = dataclasses.replace(base, strip=k, seam=m)
                 assert races(cfg) == [], cfg.key

@@ -11,8 +11,9 @@ the barrier intervals 2k (load; tile 0's alone), 2k + 1 (mid) and 2k + 2
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..kernels.config import KernelConfig
 from .banks import block_trace
@@ -43,18 +44,23 @@ def races(cfg: KernelConfig, accesses=None, interval=None, limit: int = 20) -> l
     """Up to ``limit`` racing bytes of the block bank_report traces (or of
     ``accesses``: (phase, thread, seq, offset, bytes, store) tuples), phases
     grouped by ``interval`` (default: interval_of)."""
-    interval = interval or (lambda p: interval_of(cfg, p))
-    touched: dict = defaultdict(lambda: (set(), set()))
-    for phase, tid, _seq, off, nbytes, store in (block_trace(cfg) if accesses is None else accesses):
-        iv = interval(phase)
-        for b in range(off, off + nbytes):
-            touched[(iv, b)][1 if store else 0].add(tid)
+    acc = np.array(block_trace(cfg) if accesses is None else accesses, dtype=np.int64).reshape(-1, 6)
+    if not len(acc):
+        return []
+    iv = np.array([(interval or (lambda p: interval_of(cfg, p)))(int(p)) for p in acc[:, 0]], np.int64)
+    width = acc[:, 4]
+    rep = np.repeat(np.arange(len(acc)), width)                    # one row per byte touched
+    byte = acc[rep, 3] + np.arange(len(rep)) - np.repeat(np.cumsum(width) - width, width)
+    key = iv[rep] << 32 | byte
+    tid, store = acc[rep, 1], acc[rep, 5].astype(bool)
+    pairs = np.unique(np.stack([key, tid]), axis=1)                # each (byte, thread) once
+    keys, threads = np.unique(pairs[0], return_counts=True)
+    racing = np.intersect1d(keys[threads > 1], key[store])[:limit]
     out = []
-    for (iv, b), (readers, writers) in sorted(touched.items()):
-        if writers and len(writers | readers) > 1:
-            out.append(Race(iv, b, tuple(sorted(writers)), tuple(sorted(readers))))
-            if len(out) >= limit:
-                break
+    for k in racing.tolist():
+        on = key == k
+        out.append(Race(k >> 32, k & 0xFFFFFFFF, tuple(sorted(set(tid[on & store].tolist()))),
+                        tuple(sorted(set(tid[on & ~store].tolist())))))
     return out
 
 
