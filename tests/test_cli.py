@@ -861,3 +861,11 @@ def test_tune_from_a_capture_file(run, capture_file, cache_dir):
     assert all("of memcpy" in line for line in lines)
     keys = {(k.shape, k.elem_bytes) for k, _ in ResultCache(cache_dir).items()}
     assert keys == {((1, 96, 64), 4), ((1, 64, 96), 4), ((2, 32, 48), 2), ((1, 64, 96), 2)}
+
+
+def test_sectors_counts_a_strided_key_on_a_dense_shape(run):
+    r = run("sectors", "shift:e2:64x64:t256:v16:r2:p2:none:col:s4:strided", "517x1029")
+    assert r.returncode == 0, r.stderr
+    assert "517x1029: 1063986 bytes" in r.stdout and "x ideal" in r.stdout
+    assert_user_error(run("sectors", "shift:e2:64x64:t256:v16:r2:p2:none:col:s4:strided", "517x1029",
+                          "--offset", "2"), "at offset 0 only")

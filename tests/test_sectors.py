@@ -157,3 +157,22 @@ def test_seams_write_the_vector_two_rows_share_in_one_store():
     dense = TileProblem(1, 511, 257, 257, 511, 1, ())
     c, d = (strided_sectors(dataclasses.replace(strip, seam=m), dense) for m in (0, 1))
     assert (c.load_sectors, c.store_sectors) == (d.load_sectors, d.store_sectors)
+
+
+def test_a_strided_config_counts_a_dense_shape_as_transpose_runs_it():
+    """sectors() of a strided config on a dense shape: its dense_tile (what a
+    dense record holding it launches). A strip of shift tiles on odd rows
+    reads fewer sectors than the dense shift tile of the same geometry (whose
+    last tiles overlap and whose tiles read their shared sectors twice); one
+    that cannot run the shape, or an offset, is refused."""
+    from autotrans.emulate.sectors import sectors
+    dense = KernelConfig.from_key("shift:e2:64x64:t256:v16:r2:p2:none:col")
+    strip = KernelConfig.from_key("shift:e2:64x64:t256:v16:r2:p2:none:col:s4:strided")
+    a, b = sectors(dense, (517, 1029)), sectors(strip, (517, 1029))
+    assert a.nbytes == b.nbytes == 517 * 1029 * 2
+    assert b.load_sectors < a.load_sectors * 0.9 and b.ratio < a.ratio
+    with pytest.raises(ValueError, match="at offset 0 only"):
+        sectors(strip, (517, 1029), 2)
+    vec = KernelConfig.from_key("vec:e2:64x64:t256:v16:r2:p0:xor:col:strided")
+    with pytest.raises(ValueError, match="cannot transpose 1x517x1029"):
+        sectors(vec, (517, 1029))

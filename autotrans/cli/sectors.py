@@ -10,9 +10,11 @@ DESCRIPTION = (
     "emulator) and counts its global-memory warp instructions and the 32-byte sectors\n"
     "they touch, loads and stores apart, against the bytes / 32 a perfect pass costs.\n"
     "Where the L2 limits a transpose (rows at odd alignments), the fraction of a copy's\n"
-    "speed it reaches is about ideal / sectors.")
+    "speed it reaches is about ideal / sectors. A strided config (a strip of shift tiles)\n"
+    "moves the shape as transpose() would run it: as the strided tile problem of its bytes.")
 EXAMPLES = ("  autotrans sectors {vec_key} 4096x4096\n"
-            "  autotrans sectors shift:e1:128x128:t256:v16:r4:p4:none:col 4097x4095")
+            "  autotrans sectors shift:e1:128x128:t256:v16:r4:p4:none:col 4097x4095\n"
+            "  autotrans sectors shift:e1:128x128:t256:v16:r4:p4:none:col:s4:strided 4097x4095")
 
 
 def register(sub) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..core.layout import NdTileProblem, TileProblem
 from ..core.problem import as_bmn
 from ..kernels.config import KernelConfig
+from ..kernels.strided import dense_problems, dense_tile
 from .emulator import sector_counts, strided_sector_counts
 
 SECTOR = 32
@@ -67,8 +68,16 @@ class Sectors:
 
 def sectors(cfg: KernelConfig, shape, offset: int = 0) -> Sectors:
     """The sectors one launch of cfg on shape ((M, N) or (B, M, N)) touches;
-    offset: bytes by which the pointers miss 256-byte alignment."""
+    offset: bytes by which the pointers miss 256-byte alignment. A strided
+    config runs the shape as transpose() runs it, kernels.strided.dense_tile
+    (its pointers 256-byte aligned: offset 0 only)."""
     b, m, n = as_bmn(shape)
+    if cfg.layout == "strided":
+        why = dense_problems(cfg, (b, m, n), 256)
+        if why or offset:
+            raise ValueError(f"{cfg.key} cannot transpose {b}x{m}x{n}: {why[0]}" if why else
+                             f"{cfg.key} is a strided config: its sectors are counted at offset 0 only")
+        return strided_sectors(cfg, dense_tile((b, m, n), cfg.elem_bytes))
     return Sectors(b * m * n * cfg.elem_bytes, *sector_counts(cfg, (b, m, n), offset))
 
 
