@@ -21,7 +21,9 @@ MAX_SIDE = 32           # the short side's most elements (smem and registers gro
 MAX_STEPS = 8           # 16-byte vectors a thread holds in the load phase
 SIDES = (4, 8, 16, 32)  # short sides of the space
 SIDE_BYTES = 128        # ... up to this many bytes
-BLOCK_BYTES = (8192, 16384)   # bytes of a full tile in the space
+BLOCK_BYTES = (4096, 8192, 16384)   # bytes of a full tile in the space
+STEPS = (2, 4)          # 16-byte vectors a thread moves in the space
+PADS = (0, 1)           # the space's pads (1: conflict-free element phase, 0: 16-byte shared accesses)
 MAX_LONG = 1024         # KernelConfig.MAX_TILE: the long side's most elements
 MIN_LONG_BYTES = 512    # the long side's fewest bytes in the space (32 vectors)
 
@@ -74,22 +76,53 @@ def pointer_align(c) -> int:
     return c.elem_bytes
 
 
-def threads_for(vectors: int) -> int:
-    """Four 16-byte vectors a thread, 64 to 256 threads."""
-    return min(256, max(64, vectors // 4))
+# The untuned pick's kind of tile (tuning.space.skinny_default), from the grid's
+# tuning records on the H200 (NOTES 42): four vectors a thread; where the
+# shape's short side n is odd, 8 KiB unpadded (the element phase's lanes, 16 n
+# bytes apart, then fall 4 to a bank), else 4 KiB padded (unpadded, an even n
+# puts 8 to 32 lanes on a bank).
+UNTUNED_STEPS = 4
+
+
+def untuned_kind(n: int) -> tuple[int, int]:
+    """(tile bytes, pad) of the untuned pick for a shape whose short side is n."""
+    return (8192, 0) if n % 2 else (4096, 1)
+
+
+def long_for(s: int, e: int, size: int) -> int:
+    """The long side of a tile of about ``size`` bytes with short side s (MIN_LONG_BYTES..MAX_LONG)."""
+    return max(MIN_LONG_BYTES // e, min(MAX_LONG, size // (s * e)))
+
+
+def untuned(c, n: int) -> bool:
+    """Whether skinny config c is of the untuned pick's kind for short side n (untuned_kind)."""
+    s, e = short_side(c), c.elem_bytes
+    size, pad = untuned_kind(n)
+    l = long_for(s, e, size)
+    return c.pad == pad and long_side(c) == l and c.threads == threads_for(s * l * e // 16, UNTUNED_STEPS)
+
+
+def threads_for(vectors: int, steps: int = 4) -> int:
+    """``steps`` 16-byte vectors a thread, 64 to 512 threads."""
+    return min(512, max(64, vectors // steps))
 
 
 def space(e: int):
-    """Short sides of 4..32 elements (at most 128 bytes), tiles of 8 and 16 KiB
-    where the long side allows them (512 bytes, so that a warp's 32 lanes take
-    32 vectors of one segment, which the padding spreads over the banks, to
-    1024 elements: 4 KiB for 1-byte elements by 4), four vectors a thread,
-    padded."""
+    """Short sides of 4..32 elements (at most 128 bytes), tiles of 4, 8 and 16
+    KiB where the long side allows them (512 bytes, so that a warp's 32 lanes
+    take 32 vectors of one segment, which the padding spreads over the banks,
+    to 1024 elements: 4 KiB for 1-byte elements by 4), two or four vectors a
+    thread, padded or not (on the H200, 100003x17 float16 went from 7.5 to
+    7.1 µs with pad 0 and two vectors a thread; NOTES 42)."""
+    seen = set()
     for s in SIDES:
         if s * e > SIDE_BYTES:
             continue
-        for size in BLOCK_BYTES:
-            l = max(MIN_LONG_BYTES // e, min(MAX_LONG, size // (s * e)))
-            nt = threads_for(s * l * e // 16)
-            yield dict(variant="narrow", elem_bytes=e, tile_rows=l, tile_cols=s, threads=nt, vec_bytes=16, pad=1)
-            yield dict(variant="short", elem_bytes=e, tile_rows=s, tile_cols=l, threads=nt, vec_bytes=16, pad=1)
+        for size, steps, pad in ((z, k, p) for z in BLOCK_BYTES for k in STEPS for p in PADS):
+            l = long_for(s, e, size)
+            nt = threads_for(s * l * e // 16, steps)
+            if (s, l, nt, pad) in seen:
+                continue
+            seen.add((s, l, nt, pad))
+            yield dict(variant="narrow", elem_bytes=e, tile_rows=l, tile_cols=s, threads=nt, vec_bytes=16, pad=pad)
+            yield dict(variant="short", elem_bytes=e, tile_rows=s, tile_cols=l, threads=nt, vec_bytes=16, pad=pad)

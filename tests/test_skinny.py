@@ -5,10 +5,12 @@ batches, rows and pointers at any alignment), its element-wise phase is free
 of bank conflicts, and the search space offers and picks it only for shapes
 with a short side."""
 import dataclasses
+import itertools
 import subprocess
 from collections import defaultdict
 
 import numpy as np
+
 import pytest
 
 from autotrans.build.compile import compile_configs
@@ -56,14 +58,20 @@ def shapes(c):
 @pytest.mark.parametrize("e", ELEM_SIZES)
 def test_space_is_small_and_every_config_as_documented(e):
     cfgs = skinny_space(e)
-    assert 4 <= len(cfgs) <= 16 and {c.variant for c in cfgs} == {"narrow", "short"}
+    assert 4 <= len(cfgs) <= 96 and {c.variant for c in cfgs} == {"narrow", "short"}
+    assert len({c.key for c in cfgs}) == len(cfgs)
     for c in cfgs:
         s, l = skinny.short_side(c), skinny.long_side(c)
         assert s in skinny.SIDES and s * e <= skinny.SIDE_BYTES
-        assert 512 <= l * e and l <= 1024 and c.threads in (64, 128, 256)
-        assert (c.vec_bytes, c.micro_rows, c.pad, c.swizzle, c.layout) == (16, 1, 1, "none", "dense")
+        assert 512 <= l * e and l <= 1024 and c.threads in (64, 128, 256, 512)
+        assert s * l * e // 16 // c.threads in (1, 2, 4)    # vectors a thread (two or four but for small tiles)
+        assert (c.vec_bytes, c.micro_rows, c.swizzle, c.layout) == (16, 1, "none", "dense") and c.pad in (0, 1)
         assert c.pointer_align == e
-        assert c.smem_bytes == s * l * e + 16 + 2 * (16 * s if c.variant == "short" else 0) + l * e // 4 + 8
+        assert c.smem_bytes == s * l * e + 16 + 2 * (16 * s if c.variant == "short" else 0) + c.pad * (l * e // 4 + 8)
+    assert {c.pad for c in cfgs} == {0, 1}
+    for s in {skinny.short_side(c) for c in cfgs}:   # one untuned kind of tile per side, variant and parity
+        for v, n in itertools.product(("narrow", "short"), (s - 1, s)):
+            assert len([c for c in cfgs if c.variant == v and skinny.short_side(c) == s and skinny.untuned(c, n)]) == 1
     mirror = {(c.tile_cols, c.tile_rows, c.threads) for c in cfgs if c.variant == "short"}
     assert {(c.tile_rows, c.tile_cols, c.threads) for c in cfgs if c.variant == "narrow"} == mirror
 
@@ -114,6 +122,8 @@ def test_skinny_shapes_get_skinny_candidates_and_default(shape, e):
     assert cfg.variant == variant and cfg in got
     assert skinny.short_side(cfg) == min(skinny.short_side(c) for c in got)
     assert default_config(shape, e, H200, max_vec=e) == cfg          # pointers at any element alignment
+    # odd sides unpadded (4-way conflicts in the element phase), even sides padded; 4 vectors a thread
+    assert cfg.pad == (0 if side % 2 else 1) and cfg.tile_rows * cfg.tile_cols * e // 16 == 4 * cfg.threads
 
 
 @pytest.mark.parametrize("e", ELEM_SIZES)

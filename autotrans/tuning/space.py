@@ -18,7 +18,8 @@ from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
 from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 9   # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts
+SPACE_VERSION = 10  # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts;
+                    # 10: skinny tiles of 4 KiB, two vectors a thread, unpadded
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 SKINNY = _skinny.VARIANTS  # narrow and short (cuda_templates/skinny.py)
@@ -157,16 +158,16 @@ def skinny_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelC
     int8 ran at 0.19 of a copy, 262144x3 and 17x100003 float16 at 0.49-0.51),
     while a skinny tile moves whole 16-byte vectors of the long side. The pick:
     narrow where the columns are the short side (else short), of the space's
-    smallest short side that holds it, the smallest tile of that side (8 KiB
-    where the long side allows): more blocks to spread over the SMs, four
-    vectors a thread in flight either way."""
+    smallest short side that holds it, four vectors a thread, unpadded 8 KiB
+    where the side is odd, else padded 4 KiB (skinny.untuned_kind)."""
     _, m, n = as_bmn(shape)
     side = min(m, n)
     if side * elem_bytes > SKINNY_BYTES:
         return None
     variant = "narrow" if n <= m else "short"
-    fits = [c for c in _skinny_space(elem_bytes) if c.variant == variant and not fit_problems(c, shape, limits)]
-    return min(fits, key=lambda c: (_skinny.short_side(c), c.smem_bytes), default=None)
+    fits = [c for c in _skinny_space(elem_bytes) if c.variant == variant and _skinny.untuned(c, side)
+            and not fit_problems(c, shape, limits)]
+    return min(fits, key=lambda c: _skinny.short_side(c), default=None)
 
 
 @functools.lru_cache(maxsize=None)
