@@ -77,16 +77,16 @@ def pointer_align(c) -> int:
 
 
 # The untuned pick's kind of tile (tuning.space.skinny_default), from the grid's
-# tuning records on the H200 (NOTES 42): four vectors a thread; where the
-# shape's short side n is odd, 8 KiB unpadded (the element phase's lanes, 16 n
-# bytes apart, then fall 4 to a bank), else 4 KiB padded (unpadded, an even n
-# puts 8 to 32 lanes on a bank).
-UNTUNED_STEPS = 4
+# tuning records on the H200 (NOTES 42): 8 KiB, four vectors a thread; unpadded
+# where the shape's short side n is odd (the element phase's lanes, 16 n bytes
+# apart, then fall 4 to a bank), else padded (unpadded, an even n puts 8 to 32
+# lanes on a bank).
+UNTUNED_BYTES, UNTUNED_STEPS = 8192, 4
 
 
 def untuned_kind(n: int) -> tuple[int, int]:
     """(tile bytes, pad) of the untuned pick for a shape whose short side is n."""
-    return (8192, 0) if n % 2 else (4096, 1)
+    return UNTUNED_BYTES, 0 if n % 2 else 1
 
 
 def long_for(s: int, e: int, size: int) -> int:

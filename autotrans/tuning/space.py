@@ -158,8 +158,9 @@ def skinny_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelC
     int8 ran at 0.19 of a copy, 262144x3 and 17x100003 float16 at 0.49-0.51),
     while a skinny tile moves whole 16-byte vectors of the long side. The pick:
     narrow where the columns are the short side (else short), of the space's
-    smallest short side that holds it, four vectors a thread, unpadded 8 KiB
-    where the side is odd, else padded 4 KiB (skinny.untuned_kind)."""
+    smallest short side that holds it, a tile of 8 KiB where the long side
+    allows, four vectors a thread, unpadded where the side is odd, else padded
+    (skinny.untuned_kind)."""
     _, m, n = as_bmn(shape)
     side = min(m, n)
     if side * elem_bytes > SKINNY_BYTES:
