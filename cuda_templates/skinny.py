@@ -84,9 +84,9 @@ def pointer_align(c) -> int:
 UNTUNED_BYTES, UNTUNED_STEPS = 8192, 4
 
 
-def untuned_kind(n: int) -> tuple[int, int]:
-    """(tile bytes, pad) of the untuned pick for a shape whose short side is n."""
-    return UNTUNED_BYTES, 0 if n % 2 else 1
+def untuned_pad(n: int) -> int:
+    """The untuned pick's pad for a shape whose short side is n."""
+    return 0 if n % 2 else 1
 
 
 def long_for(s: int, e: int, size: int) -> int:
@@ -95,11 +95,10 @@ def long_for(s: int, e: int, size: int) -> int:
 
 
 def untuned(c, n: int) -> bool:
-    """Whether skinny config c is of the untuned pick's kind for short side n (untuned_kind)."""
+    """Whether skinny config c is of the untuned pick's kind for short side n (UNTUNED_*, untuned_pad)."""
     s, e = short_side(c), c.elem_bytes
-    size, pad = untuned_kind(n)
-    l = long_for(s, e, size)
-    return c.pad == pad and long_side(c) == l and c.threads == threads_for(s * l * e // 16, UNTUNED_STEPS)
+    l = long_for(s, e, UNTUNED_BYTES)
+    return c.pad == untuned_pad(n) and long_side(c) == l and c.threads == threads_for(s * l * e // 16, UNTUNED_STEPS)
 
 
 def threads_for(vectors: int, steps: int = 4) -> int:

@@ -10,7 +10,6 @@ import subprocess
 from collections import defaultdict
 
 import numpy as np
-
 import pytest
 
 from autotrans.build.compile import compile_configs

@@ -160,7 +160,7 @@ def skinny_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelC
     narrow where the columns are the short side (else short), of the space's
     smallest short side that holds it, a tile of 8 KiB where the long side
     allows, four vectors a thread, unpadded where the side is odd, else padded
-    (skinny.untuned_kind)."""
+    (skinny.untuned)."""
     _, m, n = as_bmn(shape)
     side = min(m, n)
     if side * elem_bytes > SKINNY_BYTES:
