@@ -57,3 +57,17 @@ def test_given_strided_configs_must_transpose_the_shape_before_any_gpu_is_asked(
         tune((8191, 8193), "int8", configs=[strip, vec16])
     with pytest.raises(TypeError, match="KernelConfigs, not str"):
         tune((8191, 8193), "int8", configs=[strip.key])
+
+
+def test_a_candidate_stops_early_only_where_both_launches_are_slow_and_agree():
+    from autotrans.tuning.runner import AGREE, CUTOFF, stops_early
+    best = 6.2
+    assert stops_early([7.3, 7.5], best)                    # both slow, agreeing
+    assert not stops_early([6.5, 7.5], best)                # one within the cutoff
+    # the 1x2048x2048 int8 grid record: 7.2 and 21.7 µs for a config of ~6.5 µs
+    assert not stops_early([7.24, 21.7], best)
+    assert not stops_early([21.7, 7.24], best)
+    lo = CUTOFF * best
+    assert stops_early([lo, lo * AGREE], best)              # the bounds are inclusive
+    assert not stops_early([lo, lo * AGREE * 1.01], best)
+    assert not stops_early([1.0, 1.0], float("inf"))        # the first candidate never stops

@@ -25,7 +25,8 @@ from .space import candidates, default_config, space_id
 from .verify import Buffers
 
 TUNE_ALIGN = 16       # pointer alignment of the tuner's buffers (allocations are 256-aligned)
-CUTOFF = 1.1          # a candidate this much slower than the best so far stops after 1 sample
+CUTOFF = 1.1          # a candidate this much slower than the best so far (both first launches) stops there
+AGREE = 1.25          # ... where its first two launches agree: the slower within this of the faster
 # tune() also times its fastest configs compiled for the shape (KernelConfig.fixed)
 # where the fastest runs under this: there the folded index math is 2-12% (NOTES 28).
 FIXED_BELOW_US = 25.0
@@ -48,12 +49,21 @@ def _progress(enabled: bool):
         yield stage
 
 
+def stops_early(samples, best: float) -> bool:
+    """Whether a candidate stops after its first launches: both clearly slower
+    than the best so far (CUTOFF) and agreeing with each other (AGREE). Two that
+    disagree hold an outlier (a host stall timed with the launch: 7.2 and 21.7 µs
+    where the config runs 6.5), and the candidate takes all its launches."""
+    lo, hi = min(samples), max(samples)
+    return lo >= CUTOFF * best and hi <= AGREE * lo
+
+
 def _time(kernel, bufs, reps: int, best: float) -> timing.Stats:
     """Median of ``reps`` launches, each after an L2 flush; a candidate clearly
-    slower than the best so far (both of its first two launches) stops there."""
+    slower than the best so far stops after two (stops_early)."""
     t = timing.Timer(bufs.launcher(kernel), bufs.before)
     t.take(min(2, reps))
-    if min(t.samples) < CUTOFF * best:
+    if not stops_early(t.samples, best):
         t.take(reps - len(t.samples))
     return t.stats()
 
