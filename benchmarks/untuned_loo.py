@@ -8,7 +8,9 @@ tuning record (tune() times every candidate), against the record's best.
 
 Prints, per size against 1 and 16 MiB: the geometric mean of best / chosen,
 how many reach 0.95, and the minimum (a config absent from the left-out
-record's candidates, which then cannot run it or was not in its space, is counted apart).
+record's candidates, which then cannot run it or was not in its space, is counted apart;
+so is one the tuner stopped after two launches that disagree, an outlier read
+as slow before runner.stops_early took both: not a measurement).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ sys.path.insert(0, str(REPO))
 from autotrans.api.select import Table                # noqa: E402
 from autotrans.core.device import Limits              # noqa: E402
 from autotrans.results.shipped import shipped_entries  # noqa: E402
+from autotrans.tuning.runner import AGREE             # noqa: E402
 
 MIB = 1 << 20
 
@@ -43,6 +46,16 @@ class Loo:
         return math.prod(self.shape) * self.elem_bytes
 
 
+def measured(c) -> bool:
+    """Whether a candidate row's time is a measurement: not two launches (the
+    early stop) that disagree; its quartiles give them back (q1, q3 = lo + d/4, lo + 3d/4)."""
+    if c.n != 2:
+        return True
+    d = 2 * (c.q3_us - c.q1_us)
+    lo = c.q1_us - d / 4
+    return lo > 0 and lo + d <= AGREE * lo
+
+
 def leave_one_out(pairs, limits: Limits = Limits()) -> list[Loo]:
     """Loo rows of the (CacheKey, TuneRecord) pairs of dense problems."""
     entries = [("shipped", k, r) for k, r in pairs if len(getattr(k, "shape", ())) == 3]
@@ -50,7 +63,7 @@ def leave_one_out(pairs, limits: Limits = Limits()) -> list[Loo]:
     for _, key, rec in entries:
         rest = [x for x in entries if x[1].elem_bytes == key.elem_bytes and x[1].shape != key.shape]
         choice = Table(rest, key.elem_bytes, limits).choose(key.shape)
-        t = {c.key: c.median_us for c in rec.candidates}.get(choice.config.key)
+        t = {c.key: c.median_us for c in rec.candidates if measured(c)}.get(choice.config.key)
         out.append(Loo(key.shape, key.elem_bytes, choice.source, choice.config.key,
                        None if t is None else rec.time_us / t))
     return out

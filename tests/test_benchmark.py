@@ -485,6 +485,8 @@ def test_cupy_returning_its_input_on_a_side_of_1_is_a_view_on_the_gpu():
 def test_untuned_loo_reads_the_left_out_shapes_own_time_of_the_config_chosen_without_it():
     from conftest import H200, make_record
 
+    from autotrans.api.select import Table
+    from autotrans.core.device import Limits
     from autotrans.results.record import TuneRecord
     from autotrans.results.store import CacheKey
     from autotrans.tuning.space import space_id
@@ -496,11 +498,27 @@ def test_untuned_loo_reads_the_left_out_shapes_own_time_of_the_config_chosen_wit
     rows = {r.shape: r for r in loo.leave_one_out(pairs)}
     (_, small), (_, big) = pairs
     left = rows[(1, 2048, 2048)]
-    assert left.source == "nearest" and left.config == big.best.key     # the only other shape's winner
-    assert left.frac == pytest.approx(small.time_us / {c.key: c.median_us for c in small.candidates}[big.best.key])
-    assert rows[(1, 4096, 4096)].config == small.best.key
+
+    def without(shape, other):      # what choose() picks for shape from the other shape's record alone
+        return Table([("shipped", *other)], 4, Limits()).choose(shape).config.key
+    assert left.source == "nearest" and left.config == without((1, 2048, 2048), pairs[1])
+    assert left.frac == pytest.approx(small.time_us / {c.key: c.median_us for c in small.candidates}[left.config])
+    assert rows[(1, 4096, 4096)].config == without((1, 4096, 4096), pairs[0])
     text = loo.report(list(rows.values()), worst=1)
     assert "| all | 2 | 0 |" in text and "Worst 1:" in text
+
+
+def test_untuned_loo_does_not_read_two_launches_that_disagree_as_a_time():
+    from autotrans.results.record import Candidate
+    from autotrans.tuning.timing import Stats
+    loo = _script("untuned_loo")
+
+    def row(samples):
+        s = Stats.of(samples)
+        return Candidate("k", s.median_us, s.q1_us, s.q3_us, s.n, 1.0)
+    assert loo.measured(row([7.24, 21.7])) is False          # an outlier the early stop once kept
+    assert loo.measured(row([7.3, 7.5])) is True
+    assert loo.measured(row([7.3, 30.0, 7.5, 7.4, 7.6])) is True     # five launches: the median is a time
 
 
 def test_untuned_loo_covers_every_shipped_dense_shape(capsys):

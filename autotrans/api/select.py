@@ -16,6 +16,7 @@ from ..kernels.config import KernelConfig
 from ..results.record import TuneRecord
 from ..results.store import CacheKey, ResultCache, shipped_entries
 from ..tuning.space import default_config, space_id, widest_vector
+from . import predict
 
 SKINNY = 64          # a matrix with a side shorter than this is "skinny"
 ASPECT = 4.0         # rows/cols beyond this (either way) is "tall" or "wide"
@@ -105,6 +106,7 @@ class _Row:
     aligned: object       # the family's aligned_for(cfg, m, n)
     pointer_align: int
     text: str             # the key's text (the last tie-break)
+    record: TuneRecord    # its timings of every candidate (predict.rerank)
 
 
 SKINNY_VARIANTS = ("narrow", "short")   # the skinny family's variants (cuda_templates/skinny.py)
@@ -119,6 +121,7 @@ class Table:
     def __init__(self, entries: list[Entry], elem_bytes: int, limits: Limits):
         self.elem_bytes, self.limits = elem_bytes, limits
         self.rows: list[_Row] = []          # rows that can run here, for nearest choices
+        self._timed: dict = {}              # row text -> its predict.Timed table, made on first use
         self.exact: dict = {}               # shape -> every row of it, in entry order
         entries = [(s, k, r) for s, k, r in entries if r.best.elem_bytes == elem_bytes == k.elem_bytes]
         # entries are of this device's hardware: their L2 is this device's
@@ -128,7 +131,7 @@ class Table:
             row = _Row(source, key, cfg, tuple(limits.problems(cfg.threads, cfg.smem_bytes)),
                        shape_class(key.shape, elem_bytes), tuple(math.log(x) for x in key.shape),
                        size_band(key.shape, elem_bytes, self.l2), cfg.family.aligned_for, cfg.pointer_align,
-                       key.text)
+                       key.text, rec)
             self.exact.setdefault(key.shape, []).append(row)
             if not row.fixed:       # another shape's nearest takes the config without its fixed shape
                 self.rows.append(dataclasses.replace(row, cfg=cfg.generic()) if cfg.fixed else row)
@@ -143,6 +146,13 @@ class Table:
         if row.pointer_align > align:
             why.append(f"pointers aligned to {align} B < {row.pointer_align}")
         return why
+
+    def _table(self, row: _Row) -> list:
+        """predict.timings() of the row's record, once."""
+        t = self._timed.get(row.text)
+        if t is None:
+            t = self._timed[row.text] = predict.timings(row.record)
+        return t
 
     def choose(self, bmn, align: int = 16) -> Choice:
         """choose() for a validated (B, M, N) over this table."""
@@ -171,9 +181,11 @@ class Table:
                 return Choice(cfg, "default", None, "a short side: the skinny family's default (no tuned shape "
                                                     "of this class)")
         if best is not None:
-            return Choice(best.cfg, "nearest", best.key, f"nearest tuned shape {'x'.join(map(str, best.key.shape))} "
-                                                         f"({'same' if same else 'nearest'} shape class, "
-                                                         f"log-distance {best_rank[4]:.2f})")
+            cfg = predict.rerank(best.record, best.cfg, self._table(best), bmn, align, self.limits)
+            how = "its winner" if cfg == best.cfg else "its timings scaled to this shape's tile fill and blocks"
+            return Choice(cfg, "nearest", best.key, f"nearest tuned shape {'x'.join(map(str, best.key.shape))} "
+                                                    f"({'same' if same else 'nearest'} shape class, "
+                                                    f"log-distance {best_rank[4]:.2f}; {how})")
         cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
         return Choice(cfg, "default", None, "no tuned result for this device and element size")
 

@@ -1,0 +1,98 @@
+"""The untuned pick from a tuned shape's own timings: tune() times every
+candidate of a shape, so the nearest tuned shape's table says how each config
+ran there. rerank() scales those times to the new shape by what changes with
+the shape: how much of each tile holds elements (fill) and how many blocks the
+launch has to spread over the SMs (spread), and picks the best predicted.
+Weights from a leave-one-out over the shipped grid (benchmarks/untuned_loo.py,
+NOTES 43)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..core.device import Limits
+from ..core.problem import as_bmn
+from ..kernels.config import KernelConfig
+from ..results.record import TuneRecord
+from ..tuning.space import admits
+
+FILL_WEIGHT = 0.5       # predicted time x (fill there / fill here) ** FILL_WEIGHT
+SPREAD_WEIGHT = 0.25    # ... x (spread there / spread here) ** SPREAD_WEIGHT
+BLOCKS_PER_SM = 4       # spread: blocks / (this many a SM), at most 1
+
+
+def fill(cfg: KernelConfig, shape) -> float:
+    """The share of the launched tiles' elements that lie in the (B, M, N)
+    shape (1: every tile full; 0: the config launches no blocks for it)."""
+    bmn = as_bmn(shape)
+    return _fill(cfg, math.prod(bmn), cfg.blocks(bmn))
+
+
+def spread(cfg: KernelConfig, shape, sms: int) -> float:
+    """The config's blocks for the shape over BLOCKS_PER_SM a SM, at most 1."""
+    return _spread(cfg.blocks(as_bmn(shape)), sms)
+
+
+def _fill(cfg: KernelConfig, elems: int, blocks: int) -> float:
+    area = blocks * cfg.tile_rows * cfg.tile_cols * cfg.strip
+    return min(1.0, elems / area) if area else 0.0
+
+
+def _spread(blocks: int, sms: int) -> float:
+    return min(1.0, blocks / (BLOCKS_PER_SM * sms))
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One candidate of a tuned shape: its config, best time / its time there
+    (at most 1), and its fill and spread there."""
+    cfg: KernelConfig
+    ratio: float
+    fill: float
+    spread: float
+
+
+def timings(record: TuneRecord) -> list[Timed]:
+    """The record's dense candidates as Timed rows (the shape's own-shape kernels left out)."""
+    bmn, sms, out = record.shape, record.device.sms, []
+    for c in record.candidates:
+        cfg = c.config
+        if c.median_us > 0 and cfg.layout == "dense" and not cfg.fixed:
+            blocks = cfg.blocks(bmn)
+            out.append(Timed(cfg, min(1.0, record.time_us / c.median_us), _fill(cfg, math.prod(bmn), blocks),
+                             _spread(blocks, sms)))
+    return out
+
+
+def score(t: Timed, here, sms: int) -> float:
+    """log of the predicted best / time of t's config on the (B, M, N) ``here``, from its ratio where it was timed."""
+    blocks = t.cfg.blocks(here)
+    f = _fill(t.cfg, math.prod(here), blocks)
+    if f <= 0 or t.fill <= 0:
+        return -math.inf
+    return (math.log(t.ratio) + FILL_WEIGHT * math.log(f / t.fill)
+            + SPREAD_WEIGHT * math.log(_spread(blocks, sms) / t.spread))
+
+
+def runs_here(cfg: KernelConfig, bmn, align: int, limits: Limits) -> bool:
+    """Whether a dense config is one of bmn's candidates and launches here."""
+    return (cfg.pointer_align <= align and admits(cfg, bmn, limits)
+            and not cfg.launch_problems(bmn))
+
+
+def rerank(record: TuneRecord, winner: KernelConfig, table: list[Timed], here, align: int = 16,
+           limits: Limits = Limits()) -> KernelConfig:
+    """The config predicted fastest on the (B, M, N) ``here`` from ``table``
+    (timings(record)): each candidate that can run ``here`` by score(). The
+    record's winner (``winner``: its config, generic) takes ties and is always
+    one of them, at ratio 1 where the table does not hold it."""
+    here, sms = as_bmn(here), record.device.sms
+    pool = {t.cfg: t for t in table if runs_here(t.cfg, here, align, limits)}
+    if winner not in pool:
+        blocks = winner.blocks(record.shape)
+        pool[winner] = Timed(winner, 1.0, _fill(winner, math.prod(record.shape), blocks), _spread(blocks, sms))
+    return min(pool.values(), key=lambda t: (-score(t, here, sms), t.cfg != winner, t.cfg.key)).cfg
+
+
+__all__ = ["fill", "spread", "score", "rerank", "runs_here", "timings", "Timed", "FILL_WEIGHT", "SPREAD_WEIGHT",
+           "BLOCKS_PER_SM"]

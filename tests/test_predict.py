@@ -1,0 +1,79 @@
+"""api.predict: a tuned shape's timings scaled to an untuned one (tile fill,
+blocks over the SMs), and choose() using it. Real sqlitedict caches in tmp dirs."""
+import math
+
+import pytest
+
+from autotrans.api import predict
+from autotrans.api.select import choose
+from autotrans.kernels.config import KernelConfig
+from autotrans.results.record import TuneRecord
+from autotrans.results.store import CacheKey, ResultCache
+from autotrans.tuning.space import Limits, space_id
+
+from conftest import H200, make_record
+
+H200_LIMITS = Limits(smem_per_block=232448)
+WIDE = KernelConfig("vec", 2, 64, 128, 256, 16, 2, 0, "xor", "col")     # 64 rows x 128 columns a tile
+SQUARE = KernelConfig("vec", 2, 64, 64, 256, 16, 2, 0, "xor", "col")
+
+
+def record(shape, rows, e=2) -> dict:
+    """A made-up record of ``shape`` whose table is ``rows``: (config, time µs), fastest first."""
+    rec = make_record(shape, e, n_candidates=1)
+    best = rows[0]
+    rec["config"], rec["key"] = best[0].to_dict(), best[0].key
+    rec["time_us"] = rec["q1_us"] = rec["q3_us"] = best[1]
+    proto = rec["candidates"][0]
+    rec["candidates"] = [dict(proto, key=c.key, median_us=t, q1_us=t, q3_us=t) for c, t in rows]
+    return rec
+
+
+def test_fill_is_the_share_of_the_launched_tiles_inside_the_shape():
+    assert predict.fill(WIDE, (4096, 512)) == 1.0
+    assert predict.fill(WIDE, (65536, 64)) == 0.5               # 128 columns a tile, 64 in the matrix
+    assert predict.fill(SQUARE, (65536, 64)) == 1.0
+    assert predict.fill(SQUARE, (33, 33)) == pytest.approx(33 * 33 / (64 * 64))
+    assert predict.fill(SQUARE, (512, 33, 33)) == pytest.approx(33 * 33 / (64 * 64))
+
+
+def test_spread_counts_blocks_up_to_blocks_per_sm_on_every_sm():
+    sms = 132
+    assert predict.spread(SQUARE, (64, 64), sms) == pytest.approx(1 / (predict.BLOCKS_PER_SM * sms))
+    assert predict.spread(SQUARE, (8192, 8192), sms) == 1.0
+
+
+def test_rerank_takes_a_candidate_that_fills_the_new_shape_over_a_winner_that_does_not():
+    """WIDE won 4096x512; at 65536x64 half of each of its tiles is empty, and
+    SQUARE, 3% slower there, is predicted faster. Where both fill their tiles the winner stays."""
+    rec = TuneRecord.from_json(record((4096, 512), [(WIDE, 10.0), (SQUARE, 10.3)]))
+    table = predict.timings(rec)
+    assert {t.cfg: round(t.ratio, 3) for t in table} == {WIDE: 1.0, SQUARE: round(10 / 10.3, 3)}
+    assert predict.rerank(rec, WIDE, table, (1, 65536, 64)) == SQUARE
+    assert predict.rerank(rec, WIDE, table, (1, 8192, 1024)) == WIDE
+    # the score: log ratio (1) + FILL_WEIGHT log(fill here / there) + SPREAD_WEIGHT log(spread here / there):
+    # 256 blocks at 4096x512, 1024 (all SMs BLOCKS_PER_SM deep) at 65536x64
+    wide = next(t for t in table if t.cfg == WIDE)
+    there = 256 / (predict.BLOCKS_PER_SM * 132)
+    assert predict.score(wide, (1, 65536, 64), 132) == pytest.approx(
+        predict.FILL_WEIGHT * math.log(0.5) + predict.SPREAD_WEIGHT * math.log(1 / there))
+
+
+def test_rerank_never_takes_a_config_that_cannot_run_the_new_shape():
+    """An 8-byte-vector tile timed on an aligned shape cannot run rows of odd
+    length; the 2-byte winner that can takes it though predicted slower."""
+    narrow = KernelConfig("tile", 2, 32, 32, 256, 2, 1, 1, "none", "row")
+    rec = TuneRecord.from_json(record((4096, 512), [(SQUARE, 10.0), (narrow, 30.0)]))
+    got = predict.rerank(rec, narrow, predict.timings(rec), (1, 4095, 513))
+    assert got == narrow
+
+
+def test_choose_reranks_the_nearest_tuned_shapes_timings(tmp_path):
+    cache = ResultCache(tmp_path)
+    cache.put(CacheKey(H200, space_id(), (1, 4096, 512), 2),
+              record((4096, 512), [(WIDE, 10.0), (SQUARE, 10.3)]))
+    tall = choose((65536, 64), 2, H200, H200_LIMITS, cache, shipped=[])
+    assert tall.source == "nearest" and tall.config == SQUARE and "4096x512" in tall.reason
+    assert "scaled to this shape" in tall.reason
+    same = choose((8192, 1024), 2, H200, H200_LIMITS, cache, shipped=[])
+    assert same.config == WIDE and "its winner" in same.reason
