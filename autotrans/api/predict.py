@@ -44,8 +44,8 @@ def _spread(blocks: int, sms: int) -> float:
 
 @dataclass(frozen=True)
 class Timed:
-    """One candidate of a tuned shape: its config, best time / its time there
-    (at most 1), and its fill and spread there."""
+    """One candidate of a tuned shape: its config, the fastest time of the
+    record's table / its time there (at most 1), and its fill and spread there."""
     cfg: KernelConfig
     ratio: float
     fill: float
@@ -53,14 +53,17 @@ class Timed:
 
 
 def timings(record: TuneRecord) -> list[Timed]:
-    """The record's dense candidates as Timed rows (the shape's own-shape kernels left out)."""
+    """The record's dense candidates as Timed rows (its kernels compiled for
+    its one shape left out). Ratios are to the table's fastest row, not to the
+    record's time: that is the winner's interleaved re-time, which can read
+    slower than first-pass times and would tie every candidate at 1."""
     bmn, sms, out = record.shape, record.device.sms, []
+    fastest = min((c.median_us for c in record.candidates if c.median_us > 0), default=0.0)
     for c in record.candidates:
         cfg = c.config
         if c.median_us > 0 and cfg.layout == "dense" and not cfg.fixed:
             blocks = cfg.blocks(bmn)
-            out.append(Timed(cfg, min(1.0, record.time_us / c.median_us), _fill(cfg, math.prod(bmn), blocks),
-                             _spread(blocks, sms)))
+            out.append(Timed(cfg, fastest / c.median_us, _fill(cfg, math.prod(bmn), blocks), _spread(blocks, sms)))
     return out
 
 
