@@ -9,10 +9,13 @@ tall and wide, skinny both ways), size against L2 and the SM count (a few tiles
 up to 128 MiB), and batches of small and of large matrices. It tunes into a
 temporary cache folder (the compiled kernels stay in the kernel store), and
 rewrites the export every few shapes, so a run cut short still leaves one.
+Then the strided problems of autotrans.tools.bench.problem_grid() (permutations
+that run a strided kernel: rows, odd 3-D and 4-D orders, casts, conjugates),
+shipped in the same export for permute() (api.strided_select).
 
     python benchmarks/grid.py                # about 5 minutes on an H200
     python benchmarks/grid.py --list         # the grid (no GPU needed)
-    python benchmarks/grid.py --resume       # keep the shapes the export already holds
+    python benchmarks/grid.py --resume       # keep the shapes and problems the export already holds
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from autotrans.cli.permutation import describe
 from autotrans.tools import bench as bm
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,22 +43,52 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _resume(cache, path: Path, fingerprint: str, space: str) -> set:
-    """Import the export's entries of this device and space; the (shape, size) pairs it holds."""
+    """Import the export's entries and problem rows of this device and space;
+    the (shape, size) pairs and the problem key texts it holds."""
     if not path.is_file():
         return set()
     cache.import_json(path)
-    stale = [k for k, _ in cache.items() if k.device != fingerprint or k.templates != space]
-    cache.delete(stale)
-    return {(tuple(k.shape), k.elem_bytes) for k, _ in cache.items()}
+    rows = cache.items() + cache.problem_items()
+    cache.delete([k for k, _ in rows if k.device != fingerprint or k.templates != space])
+    return ({(tuple(k.shape), k.elem_bytes) for k, _ in cache.items()}
+            | {k.text for k, _ in cache.problem_items()})
+
+
+def _tune_problems(cases, cache, have: set, fingerprint: str, deadline: float) -> list[str]:
+    """Tune the strided problems of ``cases`` (PermuteCase) missing from
+    ``have`` into ``cache``; the names of those that failed."""
+    from autotrans.tuning.strided import problem_key, tune_problem
+    failed = []
+    for i, c in enumerate(cases):
+        problem, cast, epilogue = c.problem()
+        if problem_key(problem, fingerprint, cast, epilogue).text in have:
+            continue
+        if time.monotonic() > deadline:
+            print(f"time budget spent: {c.name} and later problems not tuned (run again with --resume)")
+            break
+        t = time.monotonic()
+        try:
+            res = tune_problem(problem, cache=cache, progress=False, cast=cast, epilogue=epilogue)
+        except Exception as exc:   # one problem's failure must not lose the others
+            failed.append(c.name)
+            print(f"[problem {i + 1}/{len(cases)}] {c.name}: FAILED {bm.one_line(exc)}", flush=True)
+            continue
+        print(f"[problem {i + 1}/{len(cases)}] {c.name}: {res.best.key} {res.time_us:.1f} µs = "
+              f"{res.frac_memcpy:.3f} of memcpy [{time.monotonic() - t:.1f} s]", flush=True)
+    return failed
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     cases = bm.grid()
+    problems = bm.problem_grid()
     if args.list:
         for c in cases:
             print(f"{c.name:24} {c.nbytes / bm.MIB:9.2f} MiB  {','.join(c.classes)}")
         print(f"{len(cases)} shapes")
+        for c in problems:
+            print(f"{c.name:40} {','.join(c.classes)}: {describe(c.problem()[0])}")
+        print(f"{len(problems)} strided problems")
         return 0
     from autotrans import api
     from autotrans.results.store import ResultCache
@@ -84,8 +118,10 @@ def main(argv=None) -> int:
                   f"[{time.monotonic() - t:.1f} s, {time.monotonic() - t0:.0f} s in all]", flush=True)
             if (i + 1) % EXPORT_EVERY == 0:
                 cache.export_json(out, device=dev.id.text)
-        n = cache.export_json(out, device=dev.id.text)
-    print(f"exported {n} tuned shapes to {out} in {time.monotonic() - t0:.0f} s"
+        cache.export_json(out, device=dev.id.text)
+        failed += _tune_problems(problems, cache, have, dev.id.text, t0 + args.budget_s)
+        n, p = cache.export_file(out, device=dev.id.text)
+    print(f"exported {n} tuned shapes and {p} strided problems to {out} in {time.monotonic() - t0:.0f} s"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
 

@@ -420,7 +420,36 @@ def test_every_benchmark_script_answers_help_without_a_gpu(script):
 
 def test_grid_script_lists_the_grid(capsys):
     assert _script("grid").main(["--list"]) == 0
-    assert capsys.readouterr().out.strip().endswith(f"{len(bm.grid())} shapes")
+    out = capsys.readouterr().out
+    assert f"\n{len(bm.grid())} shapes\n" in out
+    assert out.strip().endswith(f"{len(bm.problem_grid())} strided problems")
+    assert "2048x2048:complex64:1,0:conj" in out and "tile:e8:2048x2048" in out
+
+
+def test_problem_grid_is_strided_covers_its_classes_and_holds_out_the_permute_benchmark():
+    """Every shipped problem runs a strided kernel; the (2, 1, 0) orders come in
+    1, 2, 4 and 8 bytes, casts and conjugates are there; none is a problem of
+    permute_bench.py's cases (whose untuned column then measures the nearest rule)."""
+    from autotrans.api.permute import permutation_problem
+    from autotrans.api.strided_select import problem_class
+    from autotrans.results.keys import problem_text
+    cases = bm.problem_grid()
+    assert len({c.name for c in cases}) == len(cases)
+    found = {c.name: c.problem() for c in cases}
+    assert all(problem_class(p)[0] in ("TileProblem", "RowsProblem", "NdTileProblem") for p, _, _ in found.values())
+    assert {p.elem for c in cases if c.axes == (2, 1, 0) for p in [found[c.name][0]]} == {1, 2, 4, 8}
+    assert {cast for _, cast, _ in found.values()} >= {"none", "f32>bf16", "f32>f16", "bf16>f32"}
+    assert {epi for _, _, epi in found.values()} == {"none", "conj32", "conj64"}
+    ours = {(problem_text(p), cast, epi) for p, cast, epi in found.values()}
+    bench = _script("permute_bench")
+    theirs = set()
+    for name, shape, dtype, axes, view, *extra in bench.CASES:
+        if view is None and dtype != "bfloat16":
+            opts = extra[1] if len(extra) > 1 else {}
+            p, cast, epi = permutation_problem(shape, dtype, axes, conj=opts.get("conj", False), to=opts.get("to"))
+            if hasattr(p, "batch") or hasattr(p, "rows"):
+                theirs.add((problem_text(p), cast, epi))
+    assert len(theirs) > 10 and ours.isdisjoint(theirs)
 
 
 # -- roofline.cu ------------------------------------------------------------------
@@ -744,3 +773,29 @@ def test_strip_probe_dense_offers_the_dense_space_and_strips_that_transpose_each
         assert {c.layout for c in strided} == {"strided"} and {c.variant for c in strided} == {"shift"}
         assert sorted({c.strip for c in strided}) == [1, *probe.STRIPS]
         assert _given(cfgs, (1, m, n)) == cfgs
+
+
+def test_grid_resume_keeps_the_exports_shapes_and_problems_of_this_gpu_and_space(tmp_path):
+    """grid.py --resume: an export's transpose entries and problem rows of the
+    device and space are kept (and not tuned again); other devices' and stale
+    templates' are dropped."""
+    from conftest import A100, H200, make_record
+    from test_problem_keys import problem_record
+
+    from autotrans.results.keys import CacheKey, ProblemKey
+    from autotrans.results.store import ResultCache
+    from autotrans.tuning.space import space_id
+    grid = _script("grid")
+    sid = space_id()
+    src = ResultCache(tmp_path / "src")
+    for dev, templates in ((H200, sid), (A100, sid), (H200, "0123456789abcdef-s1")):
+        src.put(CacheKey(dev, templates, (1, 64, 64), 4), make_record((64, 64), 4, dev))
+        problem = bm.problem_grid()[0].problem()[0]
+        k = ProblemKey(dev, templates, problem)
+        assert src.put_problem(k, problem_record(k))
+    export = tmp_path / "h200.json"
+    src.export_json(export)
+    cache = ResultCache(tmp_path / "work")
+    have = grid._resume(cache, export, H200, sid)
+    assert have == {((1, 64, 64), 4), ProblemKey(H200, sid, problem).text}
+    assert len(cache.items()) == len(cache.problem_items()) == 1

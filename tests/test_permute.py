@@ -83,14 +83,16 @@ def test_a_strided_problem_runs_its_tuned_config_where_the_cache_has_one(tmp_pat
     dev = _h200_info()
     rc = ResultCache(tmp_path / "c")
     p = layout.canonical((70, 300), (4800, 16), 8, (1, 0), 16)           # every other column: a tile problem
-    untuned, source = permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, rc)
-    assert source == "untuned" and untuned == permute_mod.strided_config(p, 16, dev.limits)
+    ch = permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, rc)
+    untuned = ch.config
+    assert ch.source == "untuned" and untuned == permute_mod.strided_config(p, 16, dev.limits)
     other = next(c for c in strided_candidates(p, dev.limits) if c != untuned)
     key = problem_key(p, dev.id.text)
     assert rc.put_problem(key, problem_record(key, best=other, configs=[other, untuned], n_candidates=2))
-    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, rc) == (other, "tuned")
-    conj, source = permute_mod.strided_choice(p, 16, "conj32", dev.id.text, dev.limits, rc)
-    assert conj.epilogue == "conj32" and source == "untuned"                  # conj: the untuned rule
+    ch = permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, rc)
+    assert (ch.config, ch.source) == (other, "tuned")
+    ch = permute_mod.strided_choice(p, 16, "conj32", dev.id.text, dev.limits, rc)
+    assert ch.config.epilogue == "conj32" and ch.source == "untuned"                  # conj: the untuned rule
 
 
 def _complex_cases(rng, n, dtype):
@@ -125,7 +127,7 @@ def test_conj_runs_every_problem_kind_through_an_epilogue_config_exactly(dtype, 
     items = []
     for p, src, offset, align, want in cases:
         sp = permute_mod.as_strided(p, align)
-        cfg, _ = permute_mod.strided_choice(sp, align, epilogue, dev.id.text, dev.limits)
+        cfg = permute_mod.strided_choice(sp, align, epilogue, dev.id.text, dev.limits).config
         assert cfg.epilogue == epilogue
         items.append((cfg, sp, src, np.zeros(want.size, np.uint8), offset, 0))
     kinds = {type(c[0]).__name__ for c in cases}
@@ -184,7 +186,7 @@ def test_cast_dispatch_picks_configs_that_cast_exactly(src, dst):
         p = layout.canonical(shape, view.strides, ei, axes, align, out_itemsize=eo)
         kinds.add(type(p).__name__)
         sp = permute_mod.as_strided(p, align, cast)
-        cfg, _ = permute_mod.strided_choice(sp, align, "none", dev.id.text, dev.limits, cast=cast)
+        cfg = permute_mod.strided_choice(sp, align, "none", dev.id.text, dev.limits, cast=cast).config
         assert cfg.cast == cast
         items.append((cfg, sp, base, np.zeros(want.size, np.uint8), offset, 0))
         wants.append(want)

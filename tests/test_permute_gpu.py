@@ -254,7 +254,8 @@ def test_permute_runs_the_config_tuned_for_its_problem(tmp_path):
     other = next(c for c in strided_candidates(p, dev.limits) if c != untuned)
     tune_problem(p, cache=ResultCache(), configs=[other], progress=False)
     launch.forget()
-    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits) == (other, "tuned")
+    ch = permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits)
+    assert (ch.config, ch.source) == (other, "tuned")
     got = torch_host(autotrans.permute(t, (1, 0)))
     assert got.tobytes() == np.ascontiguousarray(h[:, 12:712].T).tobytes()
 
@@ -273,8 +274,10 @@ def test_a_tuned_cast_is_what_permute_runs():
     rec = tune_problem(p, cache=ResultCache(), progress=False, reps=3, cast="f32>bf16")
     assert rec.failures == () and {c.key for c in rec.candidates} == {c.key for c in cfgs}
     launch.forget()
-    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, cast="f32>bf16") == (rec.best, "tuned")
-    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, cast="f32>f16")[1] == "untuned"
+    ch = permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, cast="f32>bf16")
+    assert (ch.config, ch.source) == (rec.best, "tuned")
+    f16 = permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, cast="f32>f16")
+    assert f16.source in ("untuned", "nearest") and f16.config.cast == "f32>f16"     # never the bf16 record
     x = torch.randint(-1000, 1000, (300, 700), device="cuda").float() / 7
     assert torch.equal(autotrans.permute(x, (1, 0), dtype=torch.bfloat16), x.T.contiguous().to(torch.bfloat16))
 
@@ -294,8 +297,10 @@ def test_a_tuned_conjugate_is_what_permute_runs():
     assert rec.failures == () and {c.key for c in rec.candidates} == {c.key for c in cfgs}
     assert rec.best.epilogue == "conj32"
     launch.forget()
-    assert permute_mod.strided_choice(p, 16, "conj32", dev.id.text, dev.limits) == (rec.best, "tuned")
-    assert permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits)[1] == "untuned"
+    ch = permute_mod.strided_choice(p, 16, "conj32", dev.id.text, dev.limits)
+    assert (ch.config, ch.source) == (rec.best, "tuned")
+    plain = permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits)
+    assert plain.source in ("untuned", "nearest") and plain.config.epilogue == "none"  # never the conj record
     h = host_random((300, 700), np.complex64, 11)
     got = torch_host(autotrans.permute(to_torch(h), (1, 0), conj=True))
     assert got.tobytes() == np.ascontiguousarray(np.conj(h.T)).tobytes()

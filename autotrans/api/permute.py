@@ -6,8 +6,8 @@ device-to-device copy, transpose()'s tuned kernels (a dense batched
 transpose after fusion, with wider elements where whole inner rows fit one),
 or a strided kernel: a shared-memory tile family for strided transposes, the
 rows family where the inner axis stays put. A strided problem runs the config
-tuned for it (tuning.strided.best_strided: exact match in the cache) or else
-the untuned rule (strided_config). conj=True runs every problem through a
+strided_select.choose_strided gives: tuned for it (exact match in the
+cache), shipped for it, the nearest tuned problem's, else the untuned rule. conj=True runs every problem through a
 strided kernel whose store conjugates (KernelConfig.epilogue): a copy as rows
 (kernels.strided.as_rows), a dense transpose as a tile problem (as_tile).
 """
@@ -33,10 +33,11 @@ from ..core.problem import dtype_of_size, elem_size, format_shape
 from ..kernels import strided
 from ..kernels import config
 from ..kernels.config import KernelConfig
-from ..tuning.strided import best_strided, default_strided, run_problem
+from ..tuning.strided import run_problem
 from ..results.store import ResultCache
 from . import launch
 from .select import explain as explain_transpose
+from .strided_select import StridedChoice, choose_strided, strided_config
 from .index import _default_cache
 
 _strided = launch._strided     # (context, problem, alignment, epilogue, cast) -> launcher; forget() clears it
@@ -146,7 +147,7 @@ def _strided_launcher(problem, align: int, epilogue: str, cast: str, ctx: int, o
     """go(src, dst, stream) for a problem (as a strided one), loaded in ctx."""
     problem = as_strided(problem, align, cast)
     dev = driver.device_info(ordinal)
-    cfg, _ = strided_choice(problem, align, epilogue, dev.id.text, dev.limits, cast=cast)
+    cfg = strided_choice(problem, align, epilogue, dev.id.text, dev.limits, cast=cast).config
     kernel = launch._kernel(cfg, ctx, dev.arch)
     return kernel.strided_launcher(strided.strided_shape(problem), strided.strided_args(problem, 0, 0)[2:])
 
@@ -161,16 +162,13 @@ def as_strided(problem, align: int, cast: str = "none"):
 
 
 def strided_choice(problem: TileProblem | RowsProblem, align: int, epilogue: str, fingerprint: str, limits,
-                   cache=None, cast: str = "none") -> tuple:
-    """(config, source) a strided problem runs on the device ``fingerprint``
-    of these limits: the one tuned for exactly this
-    problem, cast and epilogue in ``cache`` (default: the user cache) where it runs at
-    this alignment ("tuned"); else the untuned rule's (strided_config, "untuned")."""
-    cfg = best_strided(problem, fingerprint, cache if cache is not None else _default_cache(), align=align,
-                       cast=cast, epilogue=epilogue)
-    if cfg is not None and not limits.problems(cfg.threads, cfg.smem_bytes):
-        return cfg, "tuned"
-    return strided_config(problem, align, limits, epilogue, cast), "untuned"
+                   cache=None, cast: str = "none") -> StridedChoice:
+    """The StridedChoice of a strided problem on the device ``fingerprint`` of
+    these limits (strided_select.choose_strided): tuned for exactly this
+    problem, cast and epilogue in ``cache`` (default: the user cache), shipped
+    for it, the nearest tuned problem's config, else the untuned rule."""
+    return choose_strided(problem, align, epilogue, fingerprint, limits,
+                          cache if cache is not None else _default_cache(), cast)
 
 
 @dataclass(frozen=True)
@@ -182,6 +180,7 @@ class PermuteChoice:
     config: KernelConfig | None
     source: str
     transpose: object = None
+    reason: str = ""
 
     def __str__(self) -> str:
         if self.config is None:
@@ -189,7 +188,7 @@ class PermuteChoice:
         if self.transpose is not None:
             return f"transpose() of {format_shape(self.problem.bmn)}: {self.transpose}"
         flag = " --conj" if self.config.epilogue != "none" else " --to" if self.config.cast != "none" else ""
-        why = "tuned for this problem" if self.source == "tuned" else f"untuned rule (tune it with --axes{flag})"
+        why = self.reason + ("" if self.source in ("tuned", "shipped") else f" (tune it with --axes{flag})")
         return f"{self.config.key}  [{self.source}] {why}"
 
 
@@ -200,42 +199,37 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, to=Non
     give); ``to``: the result's dtype (permute's dtype=, a cast in the same
     pass). Without a GPU, pass the ``fingerprint`` of the device to ask about
     (limits: every GPU's minimum)."""
-    e = elem_size(dtype)
     limits = Limits()
     if fingerprint is None:
         dev = driver.device()
         fingerprint, limits = dev.id.text, dev.limits
-    shape = tuple(shape)
-    axes = _axes(axes, len(shape))
-    epilogue = epilogue_of(conj, np.dtype(dtype).name, e)
-    cast = "none" if to is None else config.cast_for(np.dtype(dtype).name, _dtype_name(to))
-    if cast != "none":
-        problem = layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16, out_itemsize=config.CAST_SIZES[cast][1])
-        sp = as_strided(problem, 16, cast)
-        cfg, source = strided_choice(sp, 16, epilogue, fingerprint, limits, ResultCache(cache_dir), cast)
-        return PermuteChoice(sp, cfg, source)
-    problem = layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16)
-    if epilogue == "none" and isinstance(problem, CopyProblem):
+    problem, cast, epilogue = permutation_problem(shape, dtype, axes, conj=conj, to=to)
+    if isinstance(problem, CopyProblem):
         return PermuteChoice(problem, None, "copy")
-    if epilogue == "none" and isinstance(problem, TransposeProblem):
+    if isinstance(problem, TransposeProblem):
         ch = explain_transpose(problem.bmn, dtype_of_size(problem.elem), fingerprint=fingerprint,
                                cache_dir=cache_dir)
         return PermuteChoice(problem, ch.config, ch.source, ch)
-    sp = as_strided(problem, 16)
-    cfg, source = strided_choice(sp, 16, epilogue, fingerprint, limits, ResultCache(cache_dir))
-    return PermuteChoice(sp, cfg, source)
+    ch = strided_choice(problem, 16, epilogue, fingerprint, limits, ResultCache(cache_dir), cast)
+    return PermuteChoice(problem, ch.config, ch.source, reason=ch.reason)
 
 
-def strided_config(problem: TileProblem | RowsProblem, align: int, limits, epilogue: str = "none",
-                   cast: str = "none"):
-    """The strided config a problem gets untuned (tuning.strided.default_strided's
-    rule); ValueError when no strided config can run it here."""
-    cfg = default_strided(problem, align, limits, epilogue, cast)
-    if cfg is None:
-        raise ValueError(f"no strided kernel can run {problem} with {align}-byte aligned pointers"
-                         + (f" and the epilogue {epilogue}" if epilogue != "none" else "")
-                         + (f" and the cast {cast}" if cast != "none" else ""))
-    return cfg
+def permutation_problem(shape, dtype, axes, *, conj: bool = False, to=None) -> tuple:
+    """(the problem permute() runs for a C-contiguous array of ``shape`` and
+    ``dtype`` permuted by ``axes`` at 16-byte aligned pointers, with conj
+    and the cast to ``to``; its cast; its epilogue): a copy or dense transpose
+    where neither applies and fusion finds one, else a strided problem (as_strided)."""
+    name = _dtype_name(dtype)
+    e = _itemsize(dtype, name)
+    shape = tuple(shape)
+    axes = _axes(axes, len(shape))
+    epilogue = epilogue_of(conj, name, e)
+    cast = "none" if to is None else config.cast_for(name, _dtype_name(to))
+    out = config.CAST_SIZES[cast][1] if cast != "none" else None
+    problem = layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16, out_itemsize=out)
+    if cast == "none" and epilogue == "none" and isinstance(problem, (CopyProblem, TransposeProblem)):
+        return problem, cast, epilogue
+    return as_strided(problem, 16, cast), cast, epilogue
 
 
 # -- inputs, streams, outputs ---------------------------------------------------------
@@ -268,6 +262,18 @@ def _target(dtype, info: arrays.ArrayInfo) -> tuple:
     cast = config.cast_for(info.dtype, name)
     size = config.CAST_SIZES[cast][1] if cast != "none" else info.itemsize
     return dataclasses.replace(info, dtype=name, itemsize=size, native=_native(info.kind, dtype, name)), cast
+
+
+def _itemsize(dtype, name: str) -> int:
+    """The element size of a dtype NumPy knows, or of a cast's dtype named
+    without it ("bfloat16" where ml_dtypes is not imported)."""
+    try:
+        return elem_size(dtype)
+    except TypeError:
+        tag = config.DTYPE_TAGS.get(name)
+        if tag is None:
+            raise
+        return layout.CAST_TYPES[tag]
 
 
 def _dtype_name(dtype) -> str:

@@ -148,20 +148,9 @@ def run(args, seen) -> int:
 
 def _permutation(args) -> tuple:
     """(the problem permute() runs for --axes, --to and --conj, its cast, its
-    epilogue); ValueError for a bad one."""
-    from ..api.permute import as_strided, epilogue_of
-    from ..kernels.config import CAST_SIZES, cast_for
-    from ..tuning.strided import TUNE_ALIGN, run_problem
-    shape, dt = tuple(args.shapes[0]), args.dtype
-    cast = "none" if args.to is None else cast_for(dt.name, args.to)
-    epilogue = epilogue_of(bool(args.conj), dt.name, dt.itemsize)
-    out = CAST_SIZES[cast][1] if cast != "none" else None
-    problem = layout.canonical(shape, layout.c_strides(shape, dt.itemsize), dt.itemsize, args.axes, out_itemsize=out)
-    if cast != "none" or epilogue != "none":           # what permute() runs: every problem as a strided one
-        return as_strided(problem, TUNE_ALIGN, cast), cast, epilogue
-    if not isinstance(problem, (layout.CopyProblem, layout.TransposeProblem)):
-        problem = run_problem(problem)                 # what permute() runs: fused tiles where they apply
-    return problem, cast, epilogue
+    epilogue): api.permute.permutation_problem; ValueError for a bad one."""
+    from ..api.permute import permutation_problem
+    return permutation_problem(tuple(args.shapes[0]), args.dtype, args.axes, conj=bool(args.conj), to=args.to)
 
 
 def _tune_permutation(args, seen) -> int:

@@ -7,9 +7,9 @@ import warnings
 from pathlib import Path
 
 from .errors import CacheWarning
-from .keys import CacheKey
+from .keys import CacheKey, ProblemKey
 from .record import TuneRecord
-from .transfer import read_export, warn_skipped
+from .transfer import read_export_all, warn_skipped
 
 
 def shipped_dir() -> Path:
@@ -23,20 +23,30 @@ def shipped_entries(folder: str | Path | None = None) -> list[tuple[CacheKey, Tu
     """The valid entries of the ``*.json`` exports in ``folder`` (default
     :func:`shipped_dir`), read once per process and folder. Files that are not
     exports are skipped with a warning each; invalid entries with one warning."""
-    folder = Path(folder) if folder is not None else shipped_dir()
-    return list(_shipped(str(folder.resolve())))
+    return list(_shipped(_folder(folder))[0])
+
+
+def shipped_problems(folder: str | Path | None = None) -> list[tuple[ProblemKey, TuneRecord]]:
+    """The valid strided problems' results of the same exports (their
+    ``"problems"`` rows), read with the entries, once per process and folder."""
+    return list(_shipped(_folder(folder))[1])
+
+
+def _folder(folder) -> str:
+    return str((Path(folder) if folder is not None else shipped_dir()).resolve())
 
 
 @functools.lru_cache(maxsize=None)
 def _shipped(folder: str) -> tuple:
-    entries, problems = [], []
+    entries, rows, problems = [], [], []
     for path in sorted(Path(folder).glob("*.json")):
         try:
-            good, bad = read_export(path)
+            good, bad, good_rows, bad_rows = read_export_all(path)
         except (OSError, ValueError) as exc:
             warnings.warn(f"skipping shipped cache file {path}: {exc}", CacheWarning, stacklevel=4)
             continue
         entries.extend(good)
-        problems.extend(f"{path.name} {p}" for p in bad)
+        rows.extend(good_rows)
+        problems.extend(f"{path.name} {p}" for p in bad + bad_rows)
     warn_skipped(problems, f"the shipped results in {folder}", stacklevel=4)
-    return tuple(entries)
+    return tuple(entries), tuple(rows)

@@ -32,7 +32,7 @@ from .space import space_id
 from .verify import GUARD, POISON, TimedBuffers
 
 __all__ = ["run_problem", "strided_candidates", "default_strided", "problem_key", "extents", "host_buffers",
-           "StridedBuffers", "tune_problem", "best_strided", "problem_rows", "TUNE_ALIGN"]
+           "StridedBuffers", "tune_problem", "best_strided", "usable_config", "problem_rows", "TUNE_ALIGN"]
 
 _FAMILY_RANK = {"rows": 2, "vec": 1, "tile": 0}
 
@@ -316,10 +316,18 @@ def best_strided(problem: TileProblem | RowsProblem, fingerprint, cache: ResultC
     except ValueError:              # e.g. a single row (no row dimension): nothing keys it, nothing tuned it
         return None
     rec = (cache if cache is not None else ResultCache()).get_problem(key)
-    if rec is None:
-        return None
-    for cfg in [rec.best] + [c.config for c in rec.candidates]:
-        if cfg.cast == cast and cfg.epilogue == epilogue and not strided_problems(cfg, key.problem, align):
+    return None if rec is None else usable_config(rec, key.problem, align, cast, epilogue)
+
+
+def usable_config(record: TuneRecord, problem, align: int = TUNE_ALIGN, cast: str = "none",
+                  epilogue: str = "none", limits: Limits | None = None) -> KernelConfig | None:
+    """The record's winner, else its fastest verified candidate, that moves
+    ``problem`` with this cast and epilogue at pointers aligned to ``align``
+    (and fits ``limits`` where given); None if none does."""
+    for cfg in [record.best] + [c.config for c in record.candidates]:
+        if (cfg.layout == "strided" and cfg.cast == cast and cfg.epilogue == epilogue
+                and not strided_problems(cfg, problem, align)
+                and (limits is None or not limits.problems(cfg.threads, cfg.smem_bytes))):
             return cfg
     return None
 

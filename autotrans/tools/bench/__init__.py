@@ -31,7 +31,8 @@ recorded as such and the run goes on. Results are plain JSON rows (see
 Row.to_dict); evaluate(), report() and readme_table() work on those rows alone,
 without a GPU.
 
-Modules: cases (the zoo, held-out shapes), grid (the shipped grid), results
+Modules: cases (the zoo, held-out shapes), grid (the shipped grid), problems
+(the shipped strided problems), results
 (Result, Row), gpu (roofline.cu's kernels, buffers), measure (timing, the
 roofline's copies), check (bit-exact checks), ours and peers (the contenders),
 run (Bench, run), suite (the result file's run, tune() times), document (the
@@ -42,6 +43,7 @@ from .document import METHOD, load_results
 from .gpu import device_or_error
 from .grid import GRID_SQUARES, grid
 from .measure import REPS
+from .problems import PermuteCase, problem_grid
 from .readme import README_CASES, readme_table
 from .report import LIMITS, markdown, report
 from .results import CONTENDERS, LABELS, Result, Row, one_line
@@ -50,7 +52,7 @@ from .suite import new_doc, run_suite, tune_time, write
 from .targets import TARGETS, Check, Tally, evaluate, flags, summary, tune_checks
 
 __all__ = ["device_or_error", "BANDS", "CLASSES", "CONTENDERS", "GRID_SQUARES", "LABELS", "LIMITS", "METHOD", "MIB", "README_CASES",
-           "REPS", "TARGETS", "Bench", "Case", "Check", "Result", "Row", "Tally", "band", "evaluate",
+           "PermuteCase", "REPS", "TARGETS", "Bench", "Case", "Check", "Result", "Row", "Tally", "band", "evaluate",
            "flags", "grid", "held_out", "load_results", "markdown", "new_doc", "one_line", "parse_cases",
-           "progress_line", "quick", "readme_table", "report", "run", "run_suite", "summary",
+           "problem_grid", "progress_line", "quick", "readme_table", "report", "run", "run_suite", "summary",
            "tune_checks", "tune_time", "write", "zoo"]

@@ -1,0 +1,64 @@
+"""The shipped strided problems (benchmarks/grid.py --problems): permutations
+whose problem runs a strided kernel, tuned for the shipped results that
+permute() takes exactly or as the nearest tuned problem (api.strided_select).
+Their sizes differ from permute_bench.py's cases, so that the benchmark's
+untuned column measures the nearest rule, not an exact hit."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BSHD = (0, 2, 1, 3)
+
+
+@dataclass(frozen=True)
+class PermuteCase:
+    """One permutation of a C-contiguous array: numpy.transpose(x, axes),
+    with the cast to ``to`` or the conjugate in the same pass."""
+    shape: tuple
+    dtype: str
+    axes: tuple
+    to: str | None = None
+    conj: bool = False
+    classes: tuple = ()
+
+    @property
+    def name(self) -> str:
+        return (f"{'x'.join(map(str, self.shape))}:{self.dtype}:{','.join(map(str, self.axes))}"
+                + (f">{self.to}" if self.to else "") + (":conj" if self.conj else ""))
+
+    def problem(self) -> tuple:
+        """(the problem permute() runs for it, its cast, its epilogue): api.permute.permutation_problem."""
+        from ...api.permute import permutation_problem
+        return permutation_problem(self.shape, self.dtype, self.axes, conj=self.conj, to=self.to)
+
+
+_CASES = (
+    # the inner axis stays put: rows of 16-128 bytes ((B, S, H, D) -> (B, H, S, D))
+    *[PermuteCase(s, dt, BSHD, classes=("rows",)) for s, dt in (
+        ((4, 2048, 16, 64), "float16"), ((8, 1024, 32, 8), "float32"), ((4, 2048, 16, 64), "int8"),
+        ((2, 1024, 16, 128), "float32"))],
+    # (2, 1, 0) of odd 3-D arrays: batched strided transposes at any alignment
+    *[PermuteCase(s, dt, (2, 1, 0), classes=("3-D", "odd")) for s, dt in (
+        ((401, 701, 241), "int8"), ((301, 501, 203), "float16"), ((201, 401, 199), "float32"),
+        ((161, 301, 139), "float64"))],
+    # general 4-D orders
+    PermuteCase((40, 60, 100, 50), "float32", (3, 2, 1, 0), classes=("4-D",)),
+    PermuteCase((40, 60, 100, 50), "float32", (1, 3, 0, 2), classes=("4-D",)),
+    # cast-transposes, aligned and odd, and a cast of rows
+    PermuteCase((4096, 4096), "float32", (1, 0), to="bfloat16", classes=("cast",)),
+    PermuteCase((2049, 4095), "float32", (1, 0), to="float16", classes=("cast", "odd")),
+    PermuteCase((4096, 4096), "bfloat16", (1, 0), to="float32", classes=("cast",)),
+    PermuteCase((4, 2048, 16, 64), "float32", BSHD, to="bfloat16", classes=("cast", "rows")),
+    # conjugate transposes
+    PermuteCase((2048, 2048), "complex64", (1, 0), conj=True, classes=("conj",)),
+    PermuteCase((2, 1024, 1024), "complex128", (0, 2, 1), conj=True, classes=("conj",)),
+    PermuteCase((4, 2048, 16, 64), "complex64", BSHD, conj=True, classes=("conj", "rows")),
+)
+
+
+def problem_grid() -> list[PermuteCase]:
+    """The permutations tuned for the shipped strided results."""
+    return list(_CASES)
+
+
+__all__ = ["PermuteCase", "problem_grid"]

@@ -1,0 +1,132 @@
+"""api.strided_select: the strided config a permutation's problem runs (tuned,
+shipped, nearest tuned problem, untuned rule), and results.shipped's problem
+rows. Real sqlitedict caches and export files in tmp dirs; no GPU."""
+import warnings
+
+import numpy as np
+import pytest
+
+from autotrans.api.strided_select import choose_strided, problem_class, strided_config
+from autotrans.core import layout
+from autotrans.core.device import Limits
+from autotrans.results.keys import ProblemKey
+from autotrans.results.shipped import shipped_problems
+from autotrans.results.store import ResultCache
+from autotrans.results.transfer import export_text
+from autotrans.tuning.space import space_id
+from autotrans.tuning.strided import strided_candidates
+
+from conftest import A100, H200
+from test_problem_keys import problem_record
+
+LIMITS = Limits(smem_per_block=232448)
+OTHER_DRIVER = "NVIDIA H200|sm_90|132sm|driver 999.1|cuda 13.1"
+
+
+def canon(shape, view, dtype=np.float32):
+    x = np.zeros(shape, dtype)[view]
+    return layout.canonical(x.shape, x.strides, x.itemsize, (1, 0))
+
+
+SMALL = canon((300, 1000), np.s_[:, 100:900])        # transposed slices, 16-byte aligned pitches
+LARGE = canon((600, 2000), np.s_[:, 200:1800])
+HUGE = canon((3000, 20000), np.s_[:, 200:18000])
+ODD = canon((301, 1001), np.s_[:, 1:900])             # pitches of 4 bytes: another class
+
+
+def key(problem, device=H200, templates=None, **kw):
+    return ProblemKey(device, templates or space_id(), problem, **kw)
+
+
+def tuned(problem, best_index=1, **kw):
+    """A record of ``problem`` whose winner is its best_index-th strided candidate."""
+    k = key(problem, **kw)
+    cfgs = strided_candidates(problem, LIMITS, cast=k.cast, epilogue=k.epilogue)
+    return k, problem_record(k, best=cfgs[best_index], configs=cfgs)
+
+
+def choose(problem, cache, shipped=(), align=16, **kw):
+    return choose_strided(problem, align, kw.pop("epilogue", "none"), H200, LIMITS, cache, shipped=list(shipped),
+                          **kw)
+
+
+def test_problem_class_is_kind_sizes_alignment_and_unit_inner_stride():
+    assert problem_class(SMALL) == problem_class(LARGE) == ("TileProblem", 4, 4, 16, True)
+    assert problem_class(ODD) == ("TileProblem", 4, 4, 4, True)
+    gather = canon((70, 300), np.s_[::2, ::3])
+    assert problem_class(gather)[-1] is False
+
+
+def test_untuned_without_any_result(tmp_path):
+    ch = choose(LARGE, ResultCache(tmp_path))
+    assert (ch.config, ch.source) == (strided_config(LARGE, 16, LIMITS), "untuned")
+
+
+def test_the_nearest_tuned_problem_of_the_same_class_gives_its_winner(tmp_path):
+    rc = ResultCache(tmp_path)
+    for p in (SMALL, HUGE):
+        assert rc.put_problem(*tuned(p))
+    k, rec = tuned(ODD)
+    assert rc.put_problem(k, rec)                     # nearer in size than HUGE, but of another class
+    ch = choose(LARGE, rc)
+    small_best = tuned(SMALL)[1].best
+    assert ch.source == "nearest" and ch.config == small_best
+    assert "log-distance" in ch.reason
+    assert choose(ODD, rc).source == "tuned"          # its own record stays first
+
+
+def test_other_casts_epilogues_devices_and_templates_are_not_near(tmp_path):
+    rc = ResultCache(tmp_path)
+    assert rc.put_problem(*tuned(SMALL, device=A100))
+    assert rc.put_problem(*tuned(SMALL, templates="0123456789abcdef-s1"))
+    assert choose(LARGE, rc).source == "untuned"
+    complex_small = canon((300, 1000), np.s_[:, 100:900], np.complex64)
+    complex_large = canon((600, 2000), np.s_[:, 200:1800], np.complex64)
+    assert rc.put_problem(*tuned(complex_small, epilogue="conj32"))
+    assert choose(complex_large, rc).source == "untuned"
+    conj = choose(complex_large, rc, epilogue="conj32")
+    assert conj.source == "nearest" and conj.config.epilogue == "conj32"
+
+
+def test_a_nearest_whose_configs_cannot_run_here_is_passed_over(tmp_path):
+    """At 4-byte aligned pointers no 16-byte vector tile runs: a record
+    holding only those is passed over, and the untuned rule runs."""
+    rc = ResultCache(tmp_path)
+    k = key(SMALL)
+    vec16 = [c for c in strided_candidates(SMALL, LIMITS) if c.vec_bytes == 16][:2]
+    assert len(vec16) == 2
+    assert rc.put_problem(k, problem_record(k, best=vec16[0], configs=vec16))
+    assert choose(LARGE, rc).config == vec16[0]
+    assert choose(LARGE, rc, align=4).source == "untuned"
+
+
+def test_a_shipped_result_of_the_same_gpu_model_serves_its_problem(tmp_path):
+    rc = ResultCache(tmp_path)
+    k, rec = tuned(LARGE, best_index=2, device=OTHER_DRIVER)
+    ch = choose(LARGE, rc, shipped=[(k, rec)])
+    assert (ch.config, ch.source) == (rec.best, "shipped")
+    assert choose(SMALL, rc, shipped=[(k, rec)]).source == "nearest"
+    a100 = tuned(LARGE, best_index=2, device=A100)
+    assert choose(LARGE, rc, shipped=[a100]).source == "untuned"
+    own = tuned(LARGE, best_index=3)
+    assert rc.put_problem(*own)
+    assert choose(LARGE, rc, shipped=[(k, rec)]).config == own[1].best        # the user's own result first
+
+
+def test_shipped_problems_are_read_from_the_exports_problem_rows(tmp_path):
+    k, rec = tuned(SMALL)
+    bad = {"key": key(LARGE).text, "record": rec.to_json()}                  # another problem's record
+    text = export_text([], [(k, rec)])
+    (tmp_path / "h200.json").write_text(text)
+    assert shipped_problems(tmp_path) == [(k, rec)]
+    import json
+    doc = json.loads(text)
+    doc["problems"].append(bad)
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "x.json").write_text(json.dumps(doc))
+    with pytest.warns(Warning, match="skipped 1 invalid"):
+        got = shipped_problems(tmp_path / "more")
+    assert got == [(k, rec)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert shipped_problems(tmp_path) == [(k, rec)]                     # read once per folder
