@@ -13,8 +13,8 @@ DESCRIPTION = (
     "shipped, nearest tuned shape, or the default) and the reason. With --axes, the\n"
     "permutation numpy.transpose(x, AXES) of a C-contiguous x of SHAPE: its canonical\n"
     "problem, then what permute() runs for it (a copy, transpose()'s kernel, or a strided\n"
-    "config tuned for the problem or picked by the untuned rule). Without a GPU, name the\n"
-    "device with --fingerprint.")
+    "config: tuned for the problem, shipped, the nearest tuned problem's, or the untuned\n"
+    "rule's). Without a GPU, name the device with --fingerprint.")
 EXAMPLES = ("  autotrans explain 8192x8192\n"
             "  autotrans explain 4096x4096 --dtype float16 "
             "--fingerprint 'NVIDIA H200|sm_90|132sm|driver 580.95.05|cuda 13.0'\n"
