@@ -43,13 +43,19 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _resume(cache, path: Path, fingerprint: str, space: str) -> set:
-    """Import the export's entries and problem rows of this device and space;
-    the (shape, size) pairs and the problem key texts it holds."""
+    """Import the export's entries and problem rows of this device and space,
+    but those whose re-time was disturbed (runner.retime_suspect: tuned
+    again); the (shape, size) pairs and the problem key texts it keeps."""
+    from autotrans.tuning.runner import retime_suspect
     if not path.is_file():
         return set()
     cache.import_json(path)
     rows = cache.items() + cache.problem_items()
-    cache.delete([k for k, _ in rows if k.device != fingerprint or k.templates != space])
+    suspect = [k for k, r in rows if retime_suspect(r)]
+    for k in suspect:
+        print(f"{getattr(k, 'problem_text', None) or 'x'.join(map(str, k.shape))}: its re-time was disturbed; "
+              "tuning it again")
+    cache.delete([k for k, _ in rows if k.device != fingerprint or k.templates != space] + suspect)
     return ({(tuple(k.shape), k.elem_bytes) for k, _ in cache.items()}
             | {k.text for k, _ in cache.problem_items()})
 

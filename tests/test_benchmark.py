@@ -799,3 +799,28 @@ def test_grid_resume_keeps_the_exports_shapes_and_problems_of_this_gpu_and_space
     have = grid._resume(cache, export, H200, sid)
     assert have == {((1, 64, 64), 4), ProblemKey(H200, sid, problem).text}
     assert len(cache.items()) == len(cache.problem_items()) == 1
+
+
+def test_grid_resume_tunes_again_a_shape_whose_retime_was_disturbed(tmp_path, capsys):
+    import dataclasses
+
+    from conftest import H200, make_record
+
+    from autotrans.results.keys import CacheKey
+    from autotrans.results.record import TuneRecord
+    from autotrans.results.store import ResultCache
+    from autotrans.tuning.space import space_id
+    grid = _script("grid")
+    src = ResultCache(tmp_path / "src")
+    for shape, scale in (((64, 64), 1.0), ((128, 128), 3.0)):
+        key = CacheKey(H200, space_id(), (1, *shape), 4)
+        rec = TuneRecord.from_json(make_record(shape, 4))
+        top = tuple(dataclasses.replace(r, median_us=r.median_us * scale, q1_us=r.q1_us * scale,
+                                        q3_us=r.q3_us * scale, retimed=True) for r in rec.candidates[:5])
+        src.put(key, dataclasses.replace(rec, candidates=top + rec.candidates[5:], time_us=top[0].median_us,
+                                         q1_us=top[0].q1_us, q3_us=top[0].q3_us))
+    export = tmp_path / "h200.json"
+    src.export_json(export)
+    have = grid._resume(ResultCache(tmp_path / "work"), export, H200, space_id())
+    assert have == {((1, 64, 64), 4)}
+    assert "128x128: its re-time was disturbed" in capsys.readouterr().out

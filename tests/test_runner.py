@@ -71,3 +71,34 @@ def test_a_candidate_stops_early_only_where_both_launches_are_slow_and_agree():
     assert stops_early([lo, lo * AGREE], best)              # the bounds are inclusive
     assert not stops_early([lo, lo * AGREE * 1.01], best)
     assert not stops_early([1.0, 1.0], float("inf"))        # the first candidate never stops
+
+
+def test_a_retime_slower_than_the_first_pass_on_most_candidates_is_disturbed():
+    from autotrans.tuning.runner import RETIME_SLOWER, disturbed
+    first = {"a": _s(6.1), "b": _s(6.2), "c": _s(6.3)}
+    assert not disturbed(first, {"a": _s(6.0), "b": _s(6.5), "c": _s(6.3), "memcpy": _s(6.0)})
+    # the 1x2048x256 float64 grid record: 15.5-20 µs re-timed, 6.1 in the first pass
+    assert disturbed(first, {"a": _s(15.5), "b": _s(16.1), "c": _s(16.5)})
+    assert not disturbed(first, {"a": _s(15.5), "b": _s(6.2), "c": _s(6.3)})     # one outlier: not most
+    assert disturbed(first, {k: _s(s.median_us * RETIME_SLOWER * 1.01) for k, s in first.items()})
+    assert not disturbed(first, {k: _s(s.median_us * RETIME_SLOWER) for k, s in first.items()})
+    assert not disturbed({}, {})
+
+
+def test_a_stored_record_with_a_disturbed_retime_is_suspect():
+    import dataclasses
+
+    from conftest import make_record
+
+    from autotrans.results.record import TuneRecord
+    from autotrans.tuning.runner import retime_suspect
+    rec = TuneRecord.from_json(make_record((256, 256), 4))
+    rows = rec.candidates
+
+    def retimed(scale):      # the five fastest re-timed at scale x their first-pass time
+        top = tuple(dataclasses.replace(r, median_us=r.median_us * scale, q1_us=r.q1_us * scale,
+                                        q3_us=r.q3_us * scale, n=20, retimed=True) for r in rows[:5])
+        return dataclasses.replace(rec, candidates=top + rows[5:])
+    assert not retime_suspect(rec)                 # nothing re-timed
+    assert not retime_suspect(retimed(1.0))
+    assert retime_suspect(retimed(3.0))
