@@ -10,7 +10,8 @@ Prints, per size against 1 and 16 MiB: the geometric mean of best / chosen,
 how many reach 0.95, and the minimum (a config absent from the left-out
 record's candidates, which then cannot run it or was not in its space, is counted apart;
 so is one the tuner stopped after two launches that disagree, an outlier read
-as slow before runner.stops_early took both: not a measurement).
+as slow before runner.stops_early took both: not a measurement; and a shape
+whose record's re-time was disturbed, runner.retime_suspect: its best is not one).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from autotrans.api.select import Table                # noqa: E402
 from autotrans.core.device import Limits              # noqa: E402
 from autotrans.results.shipped import shipped_entries  # noqa: E402
-from autotrans.tuning.runner import AGREE             # noqa: E402
+from autotrans.tuning.runner import AGREE, retime_suspect   # noqa: E402
 
 MIB = 1 << 20
 
@@ -65,7 +66,7 @@ def leave_one_out(pairs, limits: Limits = Limits()) -> list[Loo]:
         choice = Table(rest, key.elem_bytes, limits).choose(key.shape)
         t = {c.key: c.median_us for c in rec.candidates if measured(c)}.get(choice.config.key)
         out.append(Loo(key.shape, key.elem_bytes, choice.source, choice.config.key,
-                       None if t is None else rec.time_us / t))
+                       None if t is None or retime_suspect(rec) else rec.time_us / t))
     return out
 
 
