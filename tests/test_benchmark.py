@@ -426,30 +426,62 @@ def test_grid_script_lists_the_grid(capsys):
     assert "2048x2048:complex64:1,0:conj" in out and "tile:e8:2048x2048" in out
 
 
-def test_problem_grid_is_strided_covers_its_classes_and_holds_out_the_permute_benchmark():
+def _bench_problems() -> list:
+    """(name, (problem text, cast, epilogue), (problem_class, cast, epilogue)) of
+    permute_bench.py's cases that run a strided problem."""
+    from autotrans.api.permute import permutation_problem, view_problem
+    from autotrans.api.strided_select import problem_class
+    from autotrans.results.keys import problem_text
+    out = []
+    for name, shape, dtype, axes, view, *extra in _script("permute_bench").CASES:
+        opts = extra[1] if len(extra) > 1 else {}
+        if view is None:
+            p, cast, epi = permutation_problem(shape, dtype, axes, conj=opts.get("conj", False), to=opts.get("to"))
+        else:
+            cols = view[-1]
+            p, cast, epi = view_problem(shape, dtype, axes, (cols.start, cols.stop))
+        if hasattr(p, "batch") or hasattr(p, "rows"):
+            out.append((name, (problem_text(p), cast, epi), (problem_class(p), cast, epi)))
+    return out
+
+
+def test_problem_grid_is_strided_and_holds_out_the_permute_benchmark():
     """Every shipped problem runs a strided kernel; the (2, 1, 0) orders come in
     1, 2, 4 and 8 bytes, casts and conjugates are there; none is a problem of
     permute_bench.py's cases (whose untuned column then measures the nearest rule)."""
-    from autotrans.api.permute import permutation_problem
     from autotrans.api.strided_select import problem_class
     from autotrans.results.keys import problem_text
     cases = bm.problem_grid()
     assert len({c.name for c in cases}) == len(cases)
     found = {c.name: c.problem() for c in cases}
     assert all(problem_class(p)[0] in ("TileProblem", "RowsProblem", "NdTileProblem") for p, _, _ in found.values())
-    assert {p.elem for c in cases if c.axes == (2, 1, 0) for p in [found[c.name][0]]} == {1, 2, 4, 8}
-    assert {cast for _, cast, _ in found.values()} >= {"none", "f32>bf16", "f32>f16", "bf16>f32"}
+    assert {found[c.name][0].elem for c in cases if c.axes == (2, 1, 0)} == {1, 2, 4, 8}
+    assert {cast for _, cast, _ in found.values()} == {"none", "f32>bf16", "f32>f16", "bf16>f32"}
     assert {epi for _, _, epi in found.values()} == {"none", "conj32", "conj64"}
     ours = {(problem_text(p), cast, epi) for p, cast, epi in found.values()}
-    bench = _script("permute_bench")
-    theirs = set()
-    for name, shape, dtype, axes, view, *extra in bench.CASES:
-        if view is None and dtype != "bfloat16":
-            opts = extra[1] if len(extra) > 1 else {}
-            p, cast, epi = permutation_problem(shape, dtype, axes, conj=opts.get("conj", False), to=opts.get("to"))
-            if hasattr(p, "batch") or hasattr(p, "rows"):
-                theirs.add((problem_text(p), cast, epi))
-    assert len(theirs) > 10 and ours.isdisjoint(theirs)
+    theirs = {text for _, text, _ in _bench_problems()}
+    assert len(theirs) > 15 and ours.isdisjoint(theirs)
+
+
+def test_every_permute_benchmark_problem_class_has_a_grid_problem():
+    """As for transposes: each strided class (kind, element sizes, stride
+    alignment, cast, epilogue) the benchmark runs has a shipped problem, so
+    its untuned column takes a nearest tuned problem, never the rule alone."""
+    from autotrans.api.strided_select import problem_class
+    have = set()
+    for c in bm.problem_grid():
+        p, cast, epi = c.problem()
+        have.add((problem_class(p), cast, epi))
+    assert [name for name, _, cls in _bench_problems() if cls not in have] == []
+
+
+def test_a_view_problem_is_the_pitched_tile_of_the_view():
+    from autotrans.api.permute import view_problem
+    from autotrans.core.layout import TileProblem
+    p, cast, epi = view_problem((64, 100), "float32", (1, 0), (10, 90))
+    assert isinstance(p, TileProblem) and (p.m, p.n, p.ldi) == (64, 80, 400) and (cast, epi) == ("none", "none")
+    with pytest.raises(ValueError, match="not a slice"):
+        view_problem((64, 100), "float32", (1, 0), (90, 10))
 
 
 # -- roofline.cu ------------------------------------------------------------------

@@ -214,6 +214,21 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, to=Non
     return PermuteChoice(problem, ch.config, ch.source, reason=ch.reason)
 
 
+def view_problem(shape, dtype, axes, cols: tuple) -> tuple:
+    """permutation_problem() of the view x[..., start:stop] (``cols``) of a
+    C-contiguous array of ``shape`` and ``dtype`` (no cast or conjugate)."""
+    e = elem_size(dtype)
+    start, stop = cols
+    if not 0 <= start < stop <= shape[-1]:
+        raise ValueError(f"columns {start}:{stop} are not a slice of the last axis of {shape}")
+    view = tuple(shape[:-1]) + (stop - start,)
+    axes = _axes(axes, len(view))
+    problem = layout.canonical(view, layout.c_strides(shape, e), e, axes, 16)
+    if isinstance(problem, (CopyProblem, TransposeProblem)):
+        return problem, "none", "none"
+    return as_strided(problem, 16), "none", "none"
+
+
 def permutation_problem(shape, dtype, axes, *, conj: bool = False, to=None) -> tuple:
     """(the problem permute() runs for a C-contiguous array of ``shape`` and
     ``dtype`` permuted by ``axes`` at 16-byte aligned pointers, with conj

@@ -13,41 +13,50 @@ BSHD = (0, 2, 1, 3)
 @dataclass(frozen=True)
 class PermuteCase:
     """One permutation of a C-contiguous array: numpy.transpose(x, axes),
-    with the cast to ``to`` or the conjugate in the same pass."""
+    with the cast to ``to`` or the conjugate in the same pass; ``cols``: of
+    the view x[..., start:stop] instead (a pitched view)."""
     shape: tuple
     dtype: str
     axes: tuple
     to: str | None = None
     conj: bool = False
     classes: tuple = ()
+    cols: tuple | None = None
 
     @property
     def name(self) -> str:
-        return (f"{'x'.join(map(str, self.shape))}:{self.dtype}:{','.join(map(str, self.axes))}"
+        view = "" if self.cols is None else f"[:{self.cols[0]}:{self.cols[1]}]"
+        return (f"{'x'.join(map(str, self.shape))}{view}:{self.dtype}:{','.join(map(str, self.axes))}"
                 + (f">{self.to}" if self.to else "") + (":conj" if self.conj else ""))
 
     def problem(self) -> tuple:
-        """(the problem permute() runs for it, its cast, its epilogue): api.permute.permutation_problem."""
-        from ...api.permute import permutation_problem
-        return permutation_problem(self.shape, self.dtype, self.axes, conj=self.conj, to=self.to)
+        """(the problem permute() runs for it, its cast, its epilogue):
+        api.permute.permutation_problem, or of its view."""
+        from ...api.permute import permutation_problem, view_problem
+        if self.cols is None:
+            return permutation_problem(self.shape, self.dtype, self.axes, conj=self.conj, to=self.to)
+        return view_problem(self.shape, self.dtype, self.axes, self.cols)
 
 
 _CASES = (
-    # the inner axis stays put: rows of 16-128 bytes ((B, S, H, D) -> (B, H, S, D))
+    # the inner axis stays put: rows of 16-128 bytes ((B, S, H, D) -> (B, H, S, D)), and odd rows
     *[PermuteCase(s, dt, BSHD, classes=("rows",)) for s, dt in (
         ((4, 2048, 16, 64), "float16"), ((8, 1024, 32, 8), "float32"), ((4, 2048, 16, 64), "int8"),
         ((2, 1024, 16, 128), "float32"))],
+    PermuteCase((233, 457, 251), "float32", (1, 0, 2), classes=("rows", "odd")),
     # (2, 1, 0) of odd 3-D arrays: batched strided transposes at any alignment
     *[PermuteCase(s, dt, (2, 1, 0), classes=("3-D", "odd")) for s, dt in (
-        ((401, 701, 241), "int8"), ((301, 501, 203), "float16"), ((201, 401, 199), "float32"),
+        ((401, 701, 241), "int8"), ((301, 501, 203), "float16"), ((229, 457, 241), "float32"),
         ((161, 301, 139), "float64"))],
-    # general 4-D orders
-    PermuteCase((40, 60, 100, 50), "float32", (3, 2, 1, 0), classes=("4-D",)),
-    PermuteCase((40, 60, 100, 50), "float32", (1, 3, 0, 2), classes=("4-D",)),
+    # general 4-D orders of odd sizes (fused tiles)
+    PermuteCase((37, 61, 101, 53), "float32", (3, 2, 1, 0), classes=("4-D", "odd")),
+    PermuteCase((37, 61, 101, 53), "float32", (1, 3, 0, 2), classes=("4-D", "odd")),
+    # a pitched 2-D view
+    PermuteCase((4096, 4352), "float32", (1, 0), cols=(128, 4224), classes=("view",)),
     # cast-transposes, aligned and odd, and a cast of rows
-    PermuteCase((4096, 4096), "float32", (1, 0), to="bfloat16", classes=("cast",)),
-    PermuteCase((2049, 4095), "float32", (1, 0), to="float16", classes=("cast", "odd")),
-    PermuteCase((4096, 4096), "bfloat16", (1, 0), to="float32", classes=("cast",)),
+    *[PermuteCase(s, dt, (1, 0), to=to, classes=("cast",) + (("odd",) if s[0] % 2 else ())) for s in
+      ((4096, 4096), (2049, 4095)) for dt, to in (("float32", "bfloat16"), ("float32", "float16"),
+                                                ("bfloat16", "float32"))],
     PermuteCase((4, 2048, 16, 64), "float32", BSHD, to="bfloat16", classes=("cast", "rows")),
     # conjugate transposes
     PermuteCase((2048, 2048), "complex64", (1, 0), conj=True, classes=("conj",)),
