@@ -199,7 +199,8 @@ def choose(shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
     then the nearest tuned shape: of the same row-alignment class, skinny
     class and aspect class if there is one, then of the nearest size band
     (size_band: bytes against the L2), then nearest in (log B, log M,
-    log N); then a built-in default. Entries whose config cannot run here
+    log N), and of the candidates its tuning timed, the one predicted
+    fastest for this shape (predict.rerank); then a built-in default. Entries whose config cannot run here
     (device limits, row or pointer alignment ``align``) are skipped, with a
     warning for exact hits. ``entries``: usable_entries() gathered once
     (cache and shipped are then not read).
