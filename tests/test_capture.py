@@ -54,3 +54,48 @@ def test_read_refuses_what_is_not_a_regular_file(tmp_path):
         capture.read(tmp_path)
     with pytest.raises(ValueError, match="not a regular file"):
         capture.read("/dev/zero")
+
+
+# -- permute()'s strided problems -----------------------------------------------------------
+
+def _problems():
+    from autotrans.api.permute import permutation_problem
+    rows = permutation_problem((64, 512, 16, 64), "float16", (0, 2, 1, 3))
+    cast = permutation_problem((300, 700), "float32", (1, 0), to="float16")
+    conj = permutation_problem((300, 700), "complex64", (1, 0), conj=True)
+    return [rows, cast, conj]
+
+
+def test_note_problem_appends_once_and_read_all_gives_shapes_and_problems_apart(tmp_path, monkeypatch):
+    path = tmp_path / "seen.jsonl"
+    monkeypatch.setenv(capture.ENV, str(path))
+    monkeypatch.setattr(capture, "_seen", set())
+    probs = _problems()
+    for _ in range(2):
+        for p in probs:
+            capture.note_problem(*p)
+    capture.note((1, 8, 8), "int8")
+    assert len(path.read_text().splitlines()) == 4
+    shapes, got = capture.read_all(path)
+    assert shapes == capture.read(path) == [((1, 8, 8), np.dtype("int8"))]
+    assert got == capture.read_problems(path) == probs
+    assert [c for _, c, _ in got] == ["none", "f32>f16", "none"] and got[2][2] == "conj32"
+
+
+@pytest.mark.parametrize("line, why", [
+    ({"problem": "tile:e4:not-a-problem", "cast": "none", "epilogue": "none"}, "capture line"),
+    ({"problem": None, "cast": "none", "epilogue": "none"}, "capture line"),
+    ({"cast": "none", "epilogue": "none", "problem": "P", "extra": 1}, "problem, cast and epilogue"),
+    ({"problem": "P", "cast": "f32>bf16", "epilogue": "none"}, "does not convert"),     # no cast's sizes
+    ({"problem": "P", "cast": "none", "epilogue": "conj99"}, "epilogue must be"),
+])
+def test_a_bad_problem_line_is_named(tmp_path, line, why):
+    import json
+
+    from autotrans.results.keys import problem_text
+    text = problem_text(_problems()[0][0])
+    line = {k: (text if v == "P" else v) for k, v in line.items()}
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"shape": [8, 8], "dtype": "int8"}\n' + json.dumps(line) + "\n")
+    with pytest.raises(ValueError, match=rf"c.jsonl:2: .*{why}"):
+        capture.read_all(path)

@@ -851,6 +851,37 @@ def test_tune_from_without_gpu(run, no_gpu, capture_file, cache_dir):
     assert not (cache_dir / "results.sqlite").exists()
 
 
+@pytest.fixture
+def problem_capture(tmp_path, monkeypatch):
+    """A capture file holding one strided problem (a pitched float32 view
+    transposed), written by the real capture writer."""
+    from autotrans.api import capture
+    from autotrans.api.permute import view_problem
+    path = tmp_path / "problems.jsonl"
+    monkeypatch.setenv(capture.ENV, str(path))
+    monkeypatch.setattr(capture, "_seen", set())
+    problem = view_problem((300, 800), "float32", (1, 0), (12, 712))
+    capture.note_problem(*problem)
+    monkeypatch.delenv(capture.ENV)
+    return path, problem[0]
+
+
+def test_tune_from_a_file_of_problems_only_needs_a_gpu(run, no_gpu, problem_capture, cache_dir):
+    path, _ = problem_capture
+    assert_user_error(run("tune", "--from", path, "--no-progress"), "no GPU")
+    assert not (cache_dir / "results.sqlite").exists()
+
+
+@pytest.mark.gpu
+def test_tune_from_a_capture_file_tunes_its_strided_problems_too(run, problem_capture, cache_dir):
+    from autotrans.results.keys import problem_text
+    path, problem = problem_capture
+    r = run("tune", "--from", path, "--no-progress", timeout=1800)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(problem_text(problem)) and "of memcpy" in r.stdout
+    assert [k.problem for k, _ in ResultCache(cache_dir).problem_items()] == [problem]
+
+
 @pytest.mark.gpu
 def test_tune_from_a_capture_file(run, capture_file, cache_dir):
     r = run("tune", "96x64", "--from", capture_file, "--no-progress", timeout=1800)

@@ -394,3 +394,26 @@ def test_cast_transpose_of_a_large_matrix_and_errors():
         autotrans.permute(x, (1, 0), dtype=torch.int32)
     with pytest.raises(ValueError, match="out must have shape"):
         autotrans.permute(x, (1, 0), dtype=torch.float16, out=torch.empty(5000, 3000, device="cuda"))
+
+
+def test_permute_captures_a_strided_problem_it_ran_without_a_tuned_result(tmp_path, monkeypatch):
+    """With AUTOTRANS_CAPTURE, permute() appends the strided problem it ran
+    untuned (once), and not one it has a tuned result for; `autotrans tune
+    --from` reads it back as the problem permute() runs."""
+    from autotrans.api import capture
+    from autotrans.results.store import ResultCache
+    from autotrans.tuning.strided import tune_problem
+    path = tmp_path / "met.jsonl"
+    monkeypatch.setenv(capture.ENV, str(path))
+    monkeypatch.setattr(capture, "_seen", set())
+    h = host_random((300, 800), np.float32, 3)
+    for _ in range(2):
+        got = torch_host(autotrans.permute(to_torch(h)[:, 12:712], (1, 0)))
+        assert got.tobytes() == np.ascontiguousarray(h[:, 12:712].T).tobytes()
+    want = permute_mod.view_problem((300, 800), "float32", (1, 0), (12, 712))
+    assert capture.read_problems(path) == [want]
+    other = permute_mod.view_problem((300, 800), "float32", (1, 0), (16, 716))
+    tune_problem(other[0], cache=ResultCache(), progress=False, reps=3)
+    launch.forget()
+    autotrans.permute(to_torch(h)[:, 16:716], (1, 0))
+    assert capture.read_problems(path) == [want]                    # tuned: not captured

@@ -35,7 +35,7 @@ from ..kernels import config
 from ..kernels.config import KernelConfig
 from ..tuning.strided import run_problem
 from ..results.store import ResultCache
-from . import launch
+from . import capture, launch
 from .select import explain as explain_transpose
 from .strided_select import StridedChoice, choose_strided, strided_config
 from .index import _default_cache
@@ -147,8 +147,10 @@ def _strided_launcher(problem, align: int, epilogue: str, cast: str, ctx: int, o
     """go(src, dst, stream) for a problem (as a strided one), loaded in ctx."""
     problem = as_strided(problem, align, cast)
     dev = driver.device_info(ordinal)
-    cfg = strided_choice(problem, align, epilogue, dev.id.text, dev.limits, cast=cast).config
-    kernel = launch._kernel(cfg, ctx, dev.arch)
+    ch = strided_choice(problem, align, epilogue, dev.id.text, dev.limits, cast=cast)
+    if ch.source not in ("tuned", "shipped"):
+        capture.note_problem(problem, cast, epilogue)       # for `autotrans tune --from` (AUTOTRANS_CAPTURE)
+    kernel = launch._kernel(ch.config, ctx, dev.arch)
     return kernel.strided_launcher(strided.strided_shape(problem), strided.strided_args(problem, 0, 0)[2:])
 
 

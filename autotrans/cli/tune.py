@@ -20,8 +20,8 @@ HELP = "tune shapes on this GPU and cache the fastest kernels"
 DESCRIPTION = (
     "Tunes each shape (MxN, or BxMxN for a batch of B matrices): compiles the search space,\n"
     "verifies every candidate bit-exactly, times them against memcpy and caches the winner.\n"
-    "--from FILE tunes every (shape, dtype) a program met without a tuned result, as captured\n"
-    "by running it with AUTOTRANS_CAPTURE=FILE.\n"
+    "--from FILE tunes every (shape, dtype) and permute() problem a program met without a\n"
+    "tuned result, as captured by running it with AUTOTRANS_CAPTURE=FILE.\n"
     "With --axes, SHAPE is one C-contiguous array of 1 to 8 dimensions: the permutation\n"
     "numpy.transpose(x, AXES) is reduced to its canonical problem (printed) and that is tuned:\n"
     "a dense transpose as above, a strided problem (tile or rows) over the strided kernels;\n"
@@ -60,7 +60,8 @@ def register(sub) -> None:
     sp.add_argument("--conj", action="store_true",
                     help="with --axes and a complex dtype: the conjugate in the same pass (permute(..., conj=True))")
     sp.add_argument("--from", dest="capture", metavar="FILE",
-                    help="also tune every (shape, dtype) of this capture file (AUTOTRANS_CAPTURE)")
+                    help="also tune every (shape, dtype) and strided problem of this capture file "
+                         "(AUTOTRANS_CAPTURE)")
     sp.add_argument("--devices", metavar="all|0,1,...",
                     help="spread the shapes over these GPUs, one worker process each (results go into "
                          "the one cache)")
@@ -110,36 +111,42 @@ def jobs(shapes, dtype, captured=()) -> list[Job]:
     return list(out.values())
 
 
-def _captured(path: str, alone: bool) -> list:
-    """The (shape, dtype) pairs of a capture file; UserError if it is no capture
-    file, or (``alone``: nothing else to tune) lists nothing."""
+def _captured(path: str, alone: bool) -> tuple[list, list]:
+    """The (shape, dtype) pairs and the strided problems (problem, cast,
+    epilogue) of a capture file; UserError if it is no capture file, or
+    (``alone``: nothing else to tune) lists nothing."""
     from ..api import capture
     p = Path(path)
     if not p.exists():
         raise UserError(f"{path}: no such capture file")
     if not p.is_file():
         raise UserError(f"{path}: not a capture file (not a regular file)")
-    found = capture.read(p)
-    if not found:
+    shapes, problems = capture.read_all(p)
+    if not shapes and not problems:
         hint = f"{path} lists no shapes (run your program with AUTOTRANS_CAPTURE={path} to fill it)"
         if alone:
             raise UserError(f"nothing to tune: {hint}")
         note(hint)
-    return found
+    return shapes, problems
 
 
 def run(args, seen) -> int:
     if args.axes is not None:
         return _tune_permutation(args, seen)
-    captured = _captured(args.capture, not args.shapes) if args.capture is not None else []
+    captured, problems = _captured(args.capture, not args.shapes) if args.capture is not None else ([], [])
     todo = jobs(args.shapes, args.dtype, captured)
+    show = not args.no_progress and sys.stderr.isatty()
     if args.devices is not None:
-        return _tune_spread(todo, args)
+        code = _tune_spread(todo, args) if todo else 0
+        if not problems:
+            return code
+        need_gpu("tune")                  # captured strided problems: tuned here, on the current GPU
+        return EXIT_ERROR if _tune_all([], args, show, problems) or code else 0
     need_gpu("tune")
     if args.capture is None:
         failed = sum(not _tune(job, args, False if args.no_progress else None) for job in todo)
     else:
-        failed = _tune_all(todo, args, show=not args.no_progress and sys.stderr.isatty())
+        failed = _tune_all(todo, args, show, problems)
     if cache_write_failed(seen):
         err("results could not be saved to the cache (see the warning above)")
         return EXIT_ERROR
@@ -202,13 +209,17 @@ def _tune_strided(problem, args, progress, cast: str = "none", epilogue: str = "
     return True
 
 
-def _tune_all(todo: list[Job], args, show: bool) -> int:
-    """Tune every job under one progress bar; returns how many failed."""
+def _tune_all(todo: list[Job], args, show: bool, problems=()) -> int:
+    """Tune every job, then every captured strided problem (problem, cast,
+    epilogue), under one progress bar; returns how many failed."""
     failed = 0
-    with _bar(show, len(todo)) as step:
+    with _bar(show, len(todo) + len(problems)) as step:
         for job in todo:
             with step(job.name):
                 failed += not _tune(job, args, False)
+        for problem, cast, epilogue in problems:
+            with step(describe(problem)[:60]):
+                failed += not _tune_strided(problem, args, False, cast, epilogue)
     return failed
 
 

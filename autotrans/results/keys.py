@@ -330,6 +330,22 @@ def _parse_pairs(text: str) -> tuple:
     return tuple(out)
 
 
+def check_op(problem, cast: str, epilogue: str) -> None:
+    """ValueError unless ``cast`` ("none" or one of core.layout.CASTS) and
+    ``epilogue`` (one of EPILOGUES; not both) fit the checked ``problem``: a cast
+    converts its elem bytes to its out_elem bytes, and only a cast changes them."""
+    if not isinstance(epilogue, str) or epilogue not in EPILOGUES:
+        raise ValueError(f"epilogue must be one of {EPILOGUES}, not {epilogue!r:.40}")
+    if cast != "none" and (not isinstance(cast, str) or cast not in CASTS):
+        raise ValueError(f"cast must be 'none' or one of core.layout.CASTS, not {cast!r:.40}")
+    if epilogue != "none" and cast != "none":
+        raise ValueError(f"a problem takes a cast or an epilogue, not both ({cast}, {epilogue})")
+    p = problem
+    if (p.elem, p.out_elem) != (CASTS[cast] if cast != "none" else (p.elem, p.elem)):
+        raise ValueError(f"cast {cast} does not convert the problem's {p.elem}-byte elements to "
+                         f"{p.out_elem}-byte ones")
+
+
 @dataclass(frozen=True)
 class ProblemKey:
     """What a strided problem's tuning result depends on; ``text`` is its
@@ -365,16 +381,7 @@ class ProblemKey:
         t = self.templates
         if not isinstance(t, str) or not t or "|" in t or len(t) > 100 or not t.isprintable():
             raise ValueError(f"templates must be printable text without '|', not {t!r:.60}")
-        if not isinstance(self.epilogue, str) or self.epilogue not in EPILOGUES:
-            raise ValueError(f"epilogue must be one of {EPILOGUES}, not {self.epilogue!r:.40}")
-        if self.epilogue != "none" and self.cast != "none":
-            raise ValueError(f"a problem key holds a cast or an epilogue, not both ({self.cast}, {self.epilogue})")
-        p = self.problem
-        if self.cast != "none" and (not isinstance(self.cast, str) or self.cast not in CASTS):
-            raise ValueError(f"cast must be 'none' or one of core.layout.CASTS, not {self.cast!r:.40}")
-        if (p.elem, p.out_elem) != (CASTS[self.cast] if self.cast != "none" else (p.elem, p.elem)):
-            raise ValueError(f"cast {self.cast} does not convert the problem's {p.elem}-byte elements to "
-                             f"{p.out_elem}-byte ones")
+        check_op(self.problem, self.cast, self.epilogue)
         if self.schema < 0:
             raise ValueError(f"schema must be >= 0, not {self.schema!r}")
 
