@@ -475,15 +475,6 @@ def test_every_permute_benchmark_problem_class_has_a_grid_problem():
     assert [name for name, _, cls in _bench_problems() if cls not in have] == []
 
 
-def test_a_view_problem_is_the_pitched_tile_of_the_view():
-    from autotrans.api.permute import view_problem
-    from autotrans.core.layout import TileProblem
-    p, cast, epi = view_problem((64, 100), "float32", (1, 0), (10, 90))
-    assert isinstance(p, TileProblem) and (p.m, p.n, p.ldi) == (64, 80, 400) and (cast, epi) == ("none", "none")
-    with pytest.raises(ValueError, match="not a slice"):
-        view_problem((64, 100), "float32", (1, 0), (90, 10))
-
-
 # -- roofline.cu ------------------------------------------------------------------
 
 

@@ -193,3 +193,28 @@ def test_cast_dispatch_picks_configs_that_cast_exactly(src, dst):
     assert "TileProblem" in kinds and len(kinds) >= 3, kinds
     for item, got, want in zip(items, emulate_strided_many(items), wants):
         assert got.tobytes() == want.tobytes(), (item[0].key, item[1])
+
+
+# -- the problem permute() runs, from a description (explain, the CLI, the grid) --------
+
+def test_permutation_problem_is_what_permute_runs():
+    from autotrans.core.layout import CopyProblem, RowsProblem, TileProblem, TransposeProblem
+    pp = permute_mod.permutation_problem
+    assert isinstance(pp((8, 16), "float32", (0, 1))[0], CopyProblem)
+    assert isinstance(pp((4, 8, 16), "float32", (0, 2, 1))[0], TransposeProblem)
+    rows, cast, epi = pp((2, 64, 4, 8), "float32", (0, 2, 1, 3))
+    assert isinstance(rows, RowsProblem) and (cast, epi) == ("none", "none")
+    conj = pp((8, 16), "complex64", (1, 0), conj=True)
+    assert isinstance(conj[0], TileProblem) and conj[1:] == ("none", "conj32")      # a transpose, strided
+    bf16 = pp((8, 16), "bfloat16", (1, 0), to="float32")           # named without ml_dtypes
+    assert (bf16[0].elem, bf16[0].out_elem, bf16[1]) == (2, 4, "bf16>f32")
+    with pytest.raises(ValueError):
+        pp((8, 16), "float32", (0, 0))
+
+
+def test_a_view_problem_is_the_pitched_tile_of_the_view():
+    from autotrans.core.layout import TileProblem
+    p, cast, epi = permute_mod.view_problem((64, 100), "float32", (1, 0), (10, 90))
+    assert isinstance(p, TileProblem) and (p.m, p.n, p.ldi) == (64, 80, 400) and (cast, epi) == ("none", "none")
+    with pytest.raises(ValueError, match="not a slice"):
+        permute_mod.view_problem((64, 100), "float32", (1, 0), (90, 10))
