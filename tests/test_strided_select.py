@@ -130,3 +130,12 @@ def test_shipped_problems_are_read_from_the_exports_problem_rows(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert shipped_problems(tmp_path) == [(k, rec)]                     # read once per folder
+
+
+def test_a_single_row_without_a_key_takes_the_untuned_rule(tmp_path):
+    from autotrans.kernels.strided import as_strided
+    rc = ResultCache(tmp_path)
+    assert rc.put_problem(*tuned(SMALL))
+    one_row = as_strided(layout.canonical((4,), (4,), 4, (0,), 16, out_itemsize=2))
+    ch = choose(one_row, rc, cast="f32>bf16")
+    assert ch.source == "untuned" and ch.config.cast == "f32>bf16"

@@ -100,8 +100,11 @@ def _nearest(problem, align, epilogue, cast, fingerprint, limits, cache, shipped
     """The shipped result of exactly this problem, else the nearest tuned
     problem's (same class, cast and epilogue; by log-distance of the (B, M, N)
     the kernels walk, the user's own first on a tie); None when none runs it."""
-    want, logs, text = problem_class(problem), _logs(problem), problem_text(problem)
-    ranked = []
+    try:
+        text = problem_text(problem)
+    except ValueError:                 # a problem nothing can key (a single row) has no tuned neighbours
+        return None
+    want, logs, ranked = problem_class(problem), _logs(problem), []
     for source, key, rec in _records(fingerprint, cache, shipped):
         if key.cast != cast or key.epilogue != epilogue or problem_class(key.problem) != want:
             continue
