@@ -7,9 +7,10 @@ transpose after fusion, with wider elements where whole inner rows fit one),
 or a strided kernel: a shared-memory tile family for strided transposes, the
 rows family where the inner axis stays put. A strided problem runs the config
 strided_select.choose_strided gives: tuned for it (exact match in the
-cache), shipped for it, the nearest tuned problem's, else the untuned rule. conj=True runs every problem through a
-strided kernel whose store conjugates (KernelConfig.epilogue): a copy as rows
-(kernels.strided.as_rows), a dense transpose as a tile problem (as_tile).
+cache), shipped for it, the nearest tuned problem's, else the untuned rule.
+conj=True runs every problem through a strided kernel whose store conjugates
+(KernelConfig.epilogue): a copy as rows (kernels.strided.as_rows), a dense
+transpose as a tile problem (as_tile).
 """
 from __future__ import annotations
 

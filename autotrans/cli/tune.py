@@ -140,13 +140,14 @@ def run(args, seen) -> int:
         code = _tune_spread(todo, args) if todo else 0
         if not problems:
             return code
-        need_gpu("tune")                  # captured strided problems: tuned here, on the current GPU
-        return EXIT_ERROR if _tune_all([], args, show, problems) or code else 0
+        todo, failed = [], int(code != 0)     # captured strided problems: tuned here, on the current GPU
+    else:
+        failed = 0
     need_gpu("tune")
     if args.capture is None:
-        failed = sum(not _tune(job, args, False if args.no_progress else None) for job in todo)
+        failed += sum(not _tune(job, args, False if args.no_progress else None) for job in todo)
     else:
-        failed = _tune_all(todo, args, show, problems)
+        failed += _tune_all(todo, args, show, problems)
     if cache_write_failed(seen):
         err("results could not be saved to the cache (see the warning above)")
         return EXIT_ERROR
