@@ -13,7 +13,7 @@ Then the strided problems of autotrans.tools.bench.problem_grid() (permutations
 that run a strided kernel: rows, odd 3-D and 4-D orders, casts, conjugates),
 shipped in the same export for permute() (api.strided_select).
 
-    python benchmarks/grid.py                # about 5 minutes on an H200
+    python benchmarks/grid.py                # about 6 minutes on an H200
     python benchmarks/grid.py --list         # the grid (no GPU needed)
     python benchmarks/grid.py --resume       # keep the shapes and problems the export already holds
 """

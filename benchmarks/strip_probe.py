@@ -57,8 +57,11 @@ CASES = [
 # --small: odd problems of a few hundred KiB, each strip verified once (for compute-sanitizer)
 SMALL = [((301, 7, 263), (2, 1, 0), "int8", "int8"), ((263, 9, 257), (2, 1, 0), "float16", "float16"),
          ((301, 7, 263), (2, 1, 0), "float32", "bfloat16")]
-# --dense: odd 2-D (shape, dtype) that transpose() runs on dense shift tiles
-DENSE = [((4097, 4095), "float16"), ((4097, 4095), "float32"), ((8191, 8193), "int8"), ((10000, 3333), "int8")]
+# --dense: odd 2-D (shape, dtype) that transpose() runs on dense shift tiles: odd squares, then a
+# side of a few hundred elements, where a dense last tile re-moves most of a tile (263 columns
+# cost 320 with 64-column tiles) and the count puts strided tiles 5-15% ahead (NOTES 47)
+DENSE = [((4097, 4095), "float16"), ((4097, 4095), "float32"), ((8191, 8193), "int8"), ((10000, 3333), "int8"),
+         ((130813, 263), "float32"), ((257, 133867), "float32"), ((30011, 517), "float16"), ((65537, 301), "int8")]
 
 
 def label(case) -> str:
@@ -120,12 +123,17 @@ def dense_candidates(m: int, n: int, dt: str) -> tuple[list, set]:
     return candidates((1, m, n), e) + strided, {c.key for c in strided}
 
 
-def dense(reps: int, top: int) -> None:
-    """DENSE's shapes: one tune() (not stored) over the dense space plus
+def dense_label(case) -> str:
+    (m, n), dt = case
+    return f"{m}x{n} {dt}"
+
+
+def dense(shapes, reps: int, top: int) -> None:
+    """These DENSE shapes: one tune() (not stored) over the dense space plus
     strided shift tiles and their strips, which transpose() runs as the
     shape's kernels.strided.dense_tile (what a record holding one launches)."""
     from autotrans.tuning.runner import tune
-    for (m, n), dt in DENSE:
+    for (m, n), dt in shapes:
         space, keys = dense_candidates(m, n, dt)
         strips = [c for c in space if c.key in keys]
         res = tune((m, n), dt, save=False, progress=False, reps=reps, top=top, configs=space)
@@ -160,7 +168,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--top", type=int, default=10)
-    ap.add_argument("--cases", help="only cases whose label (e.g. '511x1031x257 (2, 1, 0) int8') matches")
+    ap.add_argument("--cases", help="only cases whose label (e.g. '511x1031x257 (2, 1, 0) int8', with --dense "
+                    "'4097x4095 float16') matches")
     ap.add_argument("--sectors", action="store_true", help="print the emulator's sector bounds instead (no GPU)")
     ap.add_argument("--dense", action="store_true", help="odd 2-D shapes: strips against tune()'s dense best")
     ap.add_argument("--small", action="store_true", help="only strips, on small odd problems, each verified and "
@@ -170,7 +179,7 @@ def main(argv=None) -> int:
     if a.small:
         measure(cases, 1, 1, only_strips=True)
     elif a.dense:
-        dense(a.reps, a.top)
+        dense([c for c in DENSE if not a.cases or re.search(a.cases, dense_label(c))], a.reps, a.top)
     elif a.sectors:
         sectors(cases)
     else:

@@ -11,6 +11,7 @@ from .cases import MIB, Case
 GRID_DTYPES = {1: "int8", 2: "float16", 4: "float32", 8: "float64", 16: "complex128"}
 GRID_SQUARES = (256 * 1024, 4 * MIB, 32 * MIB, 128 * MIB)   # a few tiles .. far beyond L2
 GRID_SKINNY_SIDES = (3, 16, 64)
+LONG_ASPECT = 64                                           # the long rectangles' M / N (and N / M)
 GRID_ANCHORS = (((4096, 4096), "float32"),)   # named by tests/test_cli.py (an exact shipped entry)
 
 
@@ -43,10 +44,10 @@ def grid() -> list[Case]:
     rectangles, skinny matrices in both orientations, batches of small and of
     large matrices, all with 16-byte aligned rows; then the same classes with
     rows aligned to the element size only; then the alignments in between;
-    then batches of tiny matrices."""
+    then batches of tiny matrices; then rectangles of aspect 64 both ways."""
     out: dict = {}
     for shape, e, *classes in (*_anchors(), *_aligned16(), *_skinnies(), *_element_aligned(),
-                               *_aligned_between(), *_tiny_batches()):
+                               *_aligned_between(), *_tiny_batches(), *_long_rects()):
         c = Case(shape, GRID_DTYPES[e], tuple(classes))
         out.setdefault((c.bmn, e), c)
     return list(out.values())
@@ -94,6 +95,19 @@ def _aligned_between():
                 yield _matrix(size, e, 1, a), e, "square", f"align{a}"
             for shape in _skinny(e, a // e):   # the short side's rows exactly a-byte aligned
                 yield shape, e, "skinny", f"align{a}"
+
+
+def _long_rects():
+    """Rectangles of aspect 64 both ways (a side of a few hundred elements, as in
+    vocabulary x hidden tables and fused 3-D orders): 16 MiB with 16-byte aligned
+    rows, 64 MiB with rows aligned to the element size only, so that the aspect-8
+    rectangles (4 and 64 MiB aligned, 16 MiB odd) are not the only tall and wide
+    shapes of their size bands."""
+    for e in ELEM_SIZES:
+        for aspect in (LONG_ASPECT, 1 / LONG_ASPECT):
+            yield _matrix(16 * MIB, e, aspect, 16), e, "rect", "long", "align16"
+            if e < 16:
+                yield _matrix(64 * MIB, e, aspect, e), e, "rect", "long", f"align{e}"
 
 
 def _tiny_batches():
