@@ -47,10 +47,13 @@ _CASES = (
     # (2, 1, 0) of odd 3-D arrays: batched strided transposes at any alignment
     *[PermuteCase(s, dt, (2, 1, 0), classes=("3-D", "odd")) for s, dt in (
         ((401, 701, 241), "int8"), ((301, 501, 203), "float16"), ((229, 457, 241), "float32"),
-        ((161, 301, 139), "float64"))],
+        ((161, 301, 139), "float64"), ((131, 211, 127), "complex128"))],
+    PermuteCase((256, 512, 256), "int8", (2, 1, 0), classes=("3-D",)),      # 16-byte aligned rows
     # general 4-D orders of odd sizes (fused tiles)
     PermuteCase((37, 61, 101, 53), "float32", (3, 2, 1, 0), classes=("4-D", "odd")),
     PermuteCase((37, 61, 101, 53), "float32", (1, 3, 0, 2), classes=("4-D", "odd")),
+    PermuteCase((41, 67, 97, 59), "int8", (3, 2, 1, 0), classes=("4-D", "odd")),
+    PermuteCase((37, 61, 101, 53), "float16", (2, 0, 3, 1), classes=("4-D", "odd")),
     # a pitched 2-D view
     PermuteCase((4096, 4352), "float32", (1, 0), cols=(128, 4224), classes=("view",)),
     # cast-transposes, aligned and odd, and a cast of rows
