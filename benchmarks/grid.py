@@ -60,12 +60,15 @@ def _resume(cache, path: Path, fingerprint: str, space: str) -> set:
             | {k.text for k, _ in cache.problem_items()})
 
 
-def _tune_problems(cases, cache, have: set, fingerprint: str, deadline: float) -> list[str]:
+def _tune_problems(cases, cache, have: set, fingerprint: str, deadline: float, save) -> list[str]:
     """Tune the strided problems of ``cases`` (PermuteCase) missing from
-    ``have`` into ``cache``; the names of those that failed."""
+    ``have`` into ``cache``, calling ``save()`` every EXPORT_EVERY of them (a
+    run cut short keeps what it tuned); the names of those that failed."""
     from autotrans.tuning.strided import problem_key, tune_problem
     failed = []
     for i, c in enumerate(cases):
+        if i and i % EXPORT_EVERY == 0:
+            save()
         problem, cast, epilogue = c.problem()
         if problem_key(problem, fingerprint, cast, epilogue).text in have:
             continue
@@ -125,7 +128,8 @@ def main(argv=None) -> int:
             if (i + 1) % EXPORT_EVERY == 0:
                 cache.export_json(out, device=dev.id.text)
         cache.export_json(out, device=dev.id.text)
-        failed += _tune_problems(problems, cache, have, dev.id.text, t0 + args.budget_s)
+        failed += _tune_problems(problems, cache, have, dev.id.text, t0 + args.budget_s,
+                                 lambda: cache.export_file(out, device=dev.id.text))
         n, p = cache.export_file(out, device=dev.id.text)
     print(f"exported {n} tuned shapes and {p} strided problems to {out} in {time.monotonic() - t0:.0f} s"
           + (f"; failed: {', '.join(failed)}" if failed else ""))

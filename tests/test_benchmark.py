@@ -816,6 +816,24 @@ def test_strip_probe_dense_offers_the_dense_space_and_strips_that_transpose_each
         assert _given(cfgs, (1, m, n)) == cfgs
 
 
+def test_grid_saves_its_problems_as_it_goes_and_skips_those_it_has():
+    """grid.py's problem loop: problems the export already holds are not tuned
+    (no GPU is asked here), and the export is written every EXPORT_EVERY
+    problems, so a call cut short keeps what it tuned."""
+    from conftest import H200
+
+    from autotrans.tuning.strided import problem_key
+    grid = _script("grid")
+    cases = bm.problem_grid()
+    have = set()
+    for c in cases:
+        problem, cast, epilogue = c.problem()
+        have.add(problem_key(problem, H200, cast, epilogue).text)
+    saves = []
+    assert grid._tune_problems(cases, None, have, H200, float("inf"), lambda: saves.append(1)) == []
+    assert len(saves) == (len(cases) - 1) // grid.EXPORT_EVERY > 0
+
+
 def test_grid_resume_keeps_the_exports_shapes_and_problems_of_this_gpu_and_space(tmp_path):
     """grid.py --resume: an export's transpose entries and problem rows of the
     device and space are kept (and not tuned again); other devices' and stale
