@@ -499,6 +499,20 @@ def test_show_all(run, populated):
     _assert_rows_shown(r.stdout, populated)
 
 
+def test_show_shipped_lists_autotrans_own_results_not_the_caches(run, populated, no_gpu):
+    """show --shipped: the results shipped with autotrans (every model without
+    a GPU), under their own title; the user's cache is not listed."""
+    from autotrans.results.shipped import shipped_dir, shipped_entries
+    r = run("show", "--shipped")
+    assert r.returncode == 0, r.stderr
+    assert "shipped results of every device" in r.stderr
+    assert f"shipped with autotrans: {shipped_dir()}" in r.stdout
+    rows = [line for line in r.stdout.splitlines() if "│" in line]
+    assert len(rows) == len(shipped_entries()) > 0
+    assert any(" 4096x4096 " in line and " float32 " in line for line in rows)      # GRID_ANCHORS
+    assert A100 not in r.stdout and " 16x1024x2048 " not in r.stdout     # the cache's (populated)
+
+
 def test_show_cache_dir_option(run, populated, cache_dir, tmp_path):
     (tmp_path / "empty").mkdir()
     r = run("show", "--all", "--cache-dir", cache_dir / "results.sqlite", cwd=tmp_path / "empty")

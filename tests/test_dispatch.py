@@ -114,6 +114,23 @@ def test_explain_and_cached_without_gpu(tmp_path):
     assert len(cached(all_devices=True, cache_dir=tmp_path)) == 2
 
 
+def test_cached_shipped_lists_the_shipped_results_of_the_devices_model(tmp_path):
+    """cached(shipped=True): the shipped results, not the cache's: those of the
+    fingerprint's model whatever its driver and toolkit, none of another
+    model's, every one with all_devices."""
+    from autotrans.results.shipped import shipped_entries
+    put(ResultCache(tmp_path), (1024, 1024))
+    ship = shipped_entries()
+    h200 = [k for k, _ in ship if k.hardware.startswith("NVIDIA H200")]
+    assert h200, "the repository ships H200 results"
+    other_driver = h200[0].device.replace(h200[0].device.split("|")[3], "driver 1.2.3")
+    rows = cached(fingerprint=other_driver, cache_dir=tmp_path, shipped=True)
+    assert len(rows) == len(h200) and {r["device"] for r in rows} == {k.device for k in h200}
+    assert cached(fingerprint=A100, cache_dir=tmp_path, shipped=True) == []
+    assert len(cached(all_devices=True, cache_dir=tmp_path, shipped=True)) == len(ship)
+    assert [r["shape"] for r in cached(fingerprint=H200, cache_dir=tmp_path)] == [(1, 1024, 1024)]
+
+
 @pytest.mark.parametrize("bad, err", [(np.zeros((4, 4), np.float32), "NumPy array"),
                                       ([[1, 2], [3, 4]], "GPUArray")])
 def test_transpose_rejects_host_data_before_touching_a_gpu(bad, err):

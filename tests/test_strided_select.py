@@ -132,6 +132,24 @@ def test_shipped_problems_are_read_from_the_exports_problem_rows(tmp_path):
         assert shipped_problems(tmp_path) == [(k, rec)]                     # read once per folder
 
 
+def test_for_device_keeps_the_shipped_problems_of_the_devices_model():
+    """results.shipped.for_device: a device takes the shipped rows of its
+    model (any driver), none of another model's; None keeps them all."""
+    from autotrans.results.shipped import for_device
+    mine, other = tuned(LARGE, device=OTHER_DRIVER), tuned(SMALL, device=A100)
+    assert for_device([mine, other], H200) == [mine]
+    assert for_device([mine, other], A100) == [other]
+    assert for_device([mine, other], None) == [mine, other]
+
+
+def test_problem_rows_shipped_are_the_shipped_problems_not_the_caches(tmp_path):
+    from autotrans.tuning.strided import problem_rows
+    rc = ResultCache(tmp_path)
+    assert rc.put_problem(*tuned(SMALL))
+    assert len(problem_rows(fingerprint=H200, cache=rc)) == 1
+    assert len(problem_rows(all_devices=True, cache=rc, shipped=True)) == len(shipped_problems())
+
+
 def test_a_single_row_without_a_key_takes_the_untuned_rule(tmp_path):
     from autotrans.kernels.strided import as_strided
     rc = ResultCache(tmp_path)

@@ -8,13 +8,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..core.device import DeviceId, Limits
+from ..core.device import Limits
 from ..core.layout import NdTileProblem, RowsProblem, TileProblem
 from ..kernels.config import KernelConfig
 from ..kernels.strided import strided_shape
 from ..results.keys import ProblemKey, problem_text
 from ..results.record import TuneRecord
-from ..results.shipped import shipped_problems
+from ..results.shipped import for_device, shipped_problems
 from ..results.store import ResultCache
 from ..tuning.space import space_id
 from ..tuning.strided import best_strided, default_strided, usable_config
@@ -90,10 +90,10 @@ def strided_config(problem, align: int, limits: Limits, epilogue: str = "none", 
 def _records(fingerprint: str, cache: ResultCache, shipped) -> list[tuple[str, ProblemKey, TuneRecord]]:
     """(source, key, record) of the user's problems on this device, then the
     shipped ones of its GPU model; only those of the current templates."""
-    sid, hw = space_id(), DeviceId.from_text(fingerprint).hardware
+    sid = space_id()
     own = [("own", k, r) for k, r in cache.problem_items(device=fingerprint) if k.templates == sid]
-    ship = shipped_problems() if shipped is None else shipped
-    return own + [("shipped", k, r) for k, r in ship if k.templates == sid and k.device_id.hardware == hw]
+    ship = for_device(shipped_problems() if shipped is None else shipped, fingerprint)
+    return own + [("shipped", k, r) for k, r in ship if k.templates == sid]
 
 
 def _nearest(problem, align, epilogue, cast, fingerprint, limits, cache, shipped) -> StridedChoice | None:

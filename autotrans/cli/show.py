@@ -10,16 +10,19 @@ from ..core.problem import format_shape
 from ..results.store import FILENAME
 from .common import add_cache_dir, add_command, note, printable
 
-HELP = "show the cached best kernels (this GPU, or --all)"
+HELP = "show the cached best kernels (this GPU, or --all; --shipped: autotrans' own)"
 DESCRIPTION = ("Lists the cached best configs: shape, dtype, config, µs, GB/s, fraction of memcpy, date;\n"
                "then those of strided problems (permute()'s tile and rows problems, tuned with\n"
                "autotrans tune SHAPE --axes ...), by the problem's text. Without a GPU it lists every\n"
                "device's entries. Stale entries are marked with *. 'of memcpy' is a cudaMemcpy's time\n"
                "for the same bytes, timed beside the kernel, over the kernel's; cudaMemcpy is slower than a\n"
                "16-byte copy kernel on odd byte counts, so a transpose can read above 1.00 there\n"
-               "(benchmarks/bench.py measures against the faster of the two).")
+               "(benchmarks/bench.py measures against the faster of the two). --shipped lists the\n"
+               "results that ship with autotrans instead (tuned on this GPU's model, or with --all\n"
+               "every model's), which transpose() and permute() use where the cache has none.")
 EXAMPLES = ("  autotrans show\n"
             "  autotrans show --all\n"
+            "  autotrans show --shipped\n"
             "  autotrans show --cache-dir ./shared-cache")
 
 STALE_MARK = "*"
@@ -30,6 +33,8 @@ STALE_NOTE = (f"{STALE_MARK} made by other kernel templates or search space than
 def register(sub) -> None:
     sp = add_command(sub, "show", run, HELP, DESCRIPTION, EXAMPLES)
     sp.add_argument("--all", action="store_true", help="every device's results, not only this GPU's")
+    sp.add_argument("--shipped", action="store_true",
+                    help="the results shipped with autotrans, not the cache's (this GPU's model, or --all)")
     add_cache_dir(sp)
 
 
@@ -118,28 +123,33 @@ def run(args, seen) -> int:
 
     from ..api import cached
     from ..backend.cuda import GPUUnavailable
+    from ..results.shipped import shipped_dir
     from ..tuning.strided import problem_rows
 
-    show_all = args.all
+    show_all, shipped = args.all, args.shipped
+
+    def rows_of(every: bool) -> tuple[list, list]:
+        return (cached(all_devices=every, cache_dir=args.cache_dir, shipped=shipped),
+                problem_rows(all_devices=every, cache=args.cache_dir, shipped=shipped))
+
     try:
-        rows = cached(all_devices=show_all, cache_dir=args.cache_dir)
-        strided = problem_rows(all_devices=show_all, cache=args.cache_dir)
+        rows, strided = rows_of(show_all)
     except GPUUnavailable as exc:
-        note(f"note: no GPU here ({str(exc).split('(')[0].strip()}); showing cached results "
-             "of every device")
+        note(f"note: no GPU here ({str(exc).split('(')[0].strip()}); showing "
+             f"{'shipped' if shipped else 'cached'} results of every device")
         show_all = True
-        rows = cached(all_devices=True, cache_dir=args.cache_dir)
-        strided = problem_rows(all_devices=True, cache=args.cache_dir)
-    folder = printable(args.cache_dir)
+        rows, strided = rows_of(True)
+    folder = printable(shipped_dir() if shipped else args.cache_dir)
+    where = f"shipped with autotrans: {folder}" if shipped else f"autotrans cache: {folder}/{FILENAME}"
     if not rows and not strided:
-        print(f"no cached results{'' if show_all else ' for this GPU'} in {folder}"
+        print(f"no {'shipped' if shipped else 'cached'} results{'' if show_all else ' for this GPU'} in {folder}"
               + ("" if show_all else " (--all shows other GPUs')"))
         return 0
     console = Console(width=None if sys.stdout.isatty() else 400, highlight=False)
     if rows:
-        console.print(_table(f"autotrans cache: {folder}/{FILENAME}", *table_rows(rows, show_device=show_all)))
+        console.print(_table(where, *table_rows(rows, show_device=show_all)))
     if strided:
-        console.print(_table(f"strided problems (permute), autotrans cache: {folder}/{FILENAME}",
+        console.print(_table(f"strided problems (permute), {where}",
                              *problem_table_rows(strided, show_device=show_all)))
     if any(not r.get("current", True) for r in rows + strided):
         console.print(Text(STALE_NOTE))

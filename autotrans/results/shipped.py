@@ -6,6 +6,7 @@ import functools
 import warnings
 from pathlib import Path
 
+from ..core.device import DeviceId
 from .errors import CacheWarning
 from .keys import CacheKey, ProblemKey
 from .record import TuneRecord
@@ -30,6 +31,16 @@ def shipped_problems(folder: str | Path | None = None) -> list[tuple[ProblemKey,
     """The valid strided problems' results of the same exports (their
     ``"problems"`` rows), read with the entries, once per process and folder."""
     return list(_shipped(_folder(folder))[1])
+
+
+def for_device(pairs, fingerprint: str | None) -> list:
+    """The shipped (key, record) pairs that a device with this fingerprint
+    uses: those tuned on its model (DeviceId.hardware, any driver and
+    toolkit); all of them where ``fingerprint`` is None."""
+    if fingerprint is None:
+        return list(pairs)
+    hw = DeviceId.from_text(fingerprint).hardware
+    return [(k, r) for k, r in pairs if k.hardware == hw]
 
 
 def _folder(folder) -> str:

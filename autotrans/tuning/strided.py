@@ -26,6 +26,7 @@ from ..kernels.config import EPILOGUE_GROUPS, KernelConfig
 from ..kernels.strided import byte_extent, strided_args, strided_problems, strided_shape, strided_space
 from ..results.keys import ProblemKey, check_problem, problem_text
 from ..results.record import TuneRecord
+from ..results.shipped import for_device, shipped_problems
 from ..results.store import ResultCache
 from .runner import TUNE_ALIGN, default_first, tune_candidates
 from .space import space_id
@@ -332,14 +333,21 @@ def usable_config(record: TuneRecord, problem, align: int = TUNE_ALIGN, cast: st
     return None
 
 
-def problem_rows(all_devices: bool = False, *, fingerprint: str | None = None, cache=None) -> list[dict]:
+def problem_rows(all_devices: bool = False, *, fingerprint: str | None = None, cache=None,
+                 shipped: bool = False) -> list[dict]:
     """Cached strided problems' best configs as rows (as api.cached's, with
     ``problem``: the problem's text, and ``kind``), for the device
     ``fingerprint`` (default: the current GPU) or, with all_devices, all.
-    ``cache``: a ResultCache or its folder (default: ResultCache())."""
+    ``cache``: a ResultCache or its folder (default: ResultCache()). With
+    ``shipped``, the problems shipped with autotrans instead (those tuned on
+    the device's model, or all)."""
     if not all_devices and fingerprint is None:
         fingerprint = driver.device().id.text
-    rc = cache if isinstance(cache, ResultCache) else ResultCache(cache)
+    want = None if all_devices else fingerprint
+    if shipped:
+        pairs = for_device(shipped_problems(), want)
+    else:
+        pairs = (cache if isinstance(cache, ResultCache) else ResultCache(cache)).problem_items(device=want)
     sid = space_id()
     return [{"device": key.device, "problem": key.problem_text + ("" if key.cast == "none" else f" cast {key.cast}")
              + ("" if key.epilogue == "none" else f" {key.epilogue}"),
@@ -347,4 +355,4 @@ def problem_rows(all_devices: bool = False, *, fingerprint: str | None = None, c
              "elem_bytes": key.elem_bytes, "dtype": rec.dtype, "config": rec.best.key, "time_us": rec.time_us,
              "gbps": rec.gbps, "frac_memcpy": rec.frac_memcpy, "date": rec.date,
              "versions": dict(rec.versions), "current": key.templates == sid}
-            for key, rec in rc.problem_items(device=None if all_devices else fingerprint)]
+            for key, rec in pairs]
