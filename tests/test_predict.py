@@ -1,7 +1,10 @@
 """api.predict: a tuned shape's timings scaled to an untuned one (tile fill,
 blocks over the SMs), and choose() using it. Real sqlitedict caches in tmp dirs."""
 import math
+import random
+import warnings
 
+import numpy as np
 import pytest
 
 from autotrans.api import predict
@@ -77,3 +80,34 @@ def test_choose_reranks_the_nearest_tuned_shapes_timings(tmp_path):
     assert "scaled to this shape" in tall.reason
     same = choose((8192, 1024), 2, H200, H200_LIMITS, cache, shipped=[])
     assert same.config == WIDE and "its winner" in same.reason
+
+
+def test_untuned_picks_of_random_shapes_transpose_them_exactly_in_the_emulator(tmp_path):
+    """The untuned path runs a config on a shape no tuner verified it on (the
+    nearest tuned shape's table, reranked): choose()'s picks against the
+    shipped grid for random shapes of every element size, odd and batched
+    ones too, run by the emulator, match NumPy byte for byte."""
+    from autotrans.api.select import Table, usable_entries
+    from autotrans.emulate.emulator import emulate_many
+    rng, items, seen = random.Random(29), [], set()
+    tables = {e: Table(usable_entries(H200, e, ResultCache(tmp_path)), e, H200_LIMITS)
+              for e in (1, 2, 4, 8, 16)}
+    assert all(t.rows for t in tables.values()), "the shipped grid has results of every element size"
+    while len(items) < 40:
+        e = rng.choice((1, 2, 4, 8, 16))
+        b = 1 if rng.random() < 0.7 else rng.choice((2, 3, 17))
+        m, n = (int(math.exp(rng.uniform(0, math.log(2500)))) for _ in range(2))
+        if b * m * n * e > 4 << 20:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cfg = tables[e].choose((b, m, n), 16).config
+        if cfg.layout != "dense":
+            continue
+        seen.add(cfg)
+        raw = np.random.default_rng(len(items)).integers(0, 256, (b, m, n * e), dtype=np.uint8)
+        items.append((cfg, raw.view(np.complex128 if e == 16 else f"u{e}")))
+    assert len(seen) >= 15
+    for (cfg, x), got in zip(items, emulate_many(items)):
+        assert got.guards_ok, cfg.key
+        assert got.out.tobytes() == np.ascontiguousarray(np.swapaxes(x, 1, 2)).tobytes(), (cfg.key, x.shape)
