@@ -32,6 +32,31 @@ def test_negative_axes_count_from_the_end():
     assert permute_mod._axes((-1, 0, -2), 3) == (2, 0, 1)
 
 
+def test_tune_with_axes_checks_its_arguments_and_tunes_nothing_for_a_copy():
+    """autotrans.tune(axes=...): a permutation that is a copy after fusion has
+    nothing to tune (None, no GPU asked); conj and to need axes; bad axes and
+    casts are refused before any GPU is asked."""
+    assert autotrans.tune((4, 1, 5), "float32", axes=(1, 0, 2)) is None       # size-1 axis: a copy
+    assert autotrans.tune((30, 40), "complex64", axes=(0, 1), conj=False) is None
+    with pytest.raises(ValueError, match="need axes"):
+        autotrans.tune((30, 40), "complex64", conj=True)
+    with pytest.raises(ValueError, match="need axes"):
+        autotrans.tune((30, 40), "float32", to="bfloat16")
+    with pytest.raises(ValueError, match="not a permutation|out of range"):
+        autotrans.tune((30, 40), "float32", axes=(0, 0))
+    with pytest.raises(ValueError, match="integers and floats"):
+        autotrans.tune((30, 40), "float32", axes=(1, 0), to="int8")
+
+
+def test_tune_with_axes_tunes_the_transposes_plain_dtype():
+    """A permutation that fuses into a dense transpose of wider elements is
+    tuned as that transpose: the dtype of its element size (_plain_dtype)."""
+    assert permute_mod._plain_dtype(np.float32, 4) == np.dtype(np.float32)
+    assert permute_mod._plain_dtype("float16", 8).itemsize == 8
+    assert permute_mod._plain_dtype("bfloat16", 2).itemsize == 2
+    assert permute_mod._plain_dtype("complex64", 8) == np.dtype(np.complex64)
+
+
 def _cases(rng, n):
     """(problem, input bytes, input offset, output size, expected output) of random strided views."""
     out = []

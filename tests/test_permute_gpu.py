@@ -260,6 +260,28 @@ def test_permute_runs_the_config_tuned_for_its_problem(tmp_path):
     assert got.tobytes() == np.ascontiguousarray(h[:, 12:712].T).tobytes()
 
 
+def test_tune_with_axes_stores_what_permute_runs(tmp_path):
+    """autotrans.tune(shape, dtype, axes=...): a strided problem is tuned under
+    its problem key (explain then says "tuned"), a permutation that fuses into
+    a dense transpose under the transpose's key ("exact"), a copy not at all;
+    permute() then runs them bit for bit."""
+    torch = torch_mod()
+    rec = autotrans.tune((8, 300, 12, 64), "float16", axes=(0, 2, 1, 3), progress=False, reps=3)
+    assert rec is not None and rec.best.layout == "strided" and rec.failures == ()
+    assert autotrans.explain((8, 300, 12, 64), "float16", axes=(0, 2, 1, 3)).source == "tuned"
+    rec = autotrans.tune((6, 200, 300), "float32", axes=(0, 2, 1), progress=False, reps=3)
+    assert rec.shape == (6, 200, 300) and rec.best.layout == "dense"
+    assert autotrans.explain((6, 200, 300), "float32", axes=(0, 2, 1)).source == "exact"
+    assert autotrans.tune((6, 1, 300), "float32", axes=(1, 0, 2)) is None
+    launch.forget()
+    h = host_random((8, 300, 12, 64), np.float16, 4)
+    got = torch_host(autotrans.permute(to_torch(h), (0, 2, 1, 3)))
+    assert got.tobytes() == np.ascontiguousarray(h.transpose(0, 2, 1, 3)).tobytes()
+    h = host_random((6, 200, 300), np.float32, 5)
+    got = torch_host(autotrans.permute(to_torch(h), (0, 2, 1)))
+    assert got.tobytes() == np.ascontiguousarray(h.transpose(0, 2, 1)).tobytes()
+
+
 def test_a_tuned_cast_is_what_permute_runs():
     """tune_problem(cast=) verifies every candidate of the cast against its
     reference and stores the winner under the cast's key; permute(dtype=)

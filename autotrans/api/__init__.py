@@ -6,21 +6,32 @@ from ..tuning import runner
 from .launch import forget, transpose
 from .listing import cached
 from . import select
-from .permute import PermuteChoice, explain_permute, permute
+from .permute import PermuteChoice, explain_permute, permute, tune_permutation
 from .select import Choice, choose
 
 
-def tune(shape, dtype="float32", *, configs=None, cache_dir=None, save: bool = True,
-         progress: bool | None = None, reps: int = 5, top: int = 5) -> runner.TuneResult:
+def tune(shape, dtype="float32", *, axes=None, conj: bool = False, to=None, configs=None, cache_dir=None,
+         save: bool = True, progress: bool | None = None, reps: int = 5, top: int = 5) -> runner.TuneResult | None:
     """Find the fastest verified transpose kernel for ``shape`` ((M, N) or
     (B, M, N)) and ``dtype`` on the current GPU and store it in the cache;
     transpose() uses it from then on.
 
-    configs: the candidates (default: the search space for this shape).
+    With ``axes`` (and ``conj``, ``to`` as permute()'s conj and dtype): tune
+    what permute() runs for numpy.transpose(x, axes) of a C-contiguous x of
+    ``shape`` (1 to 8 axes): its canonical problem, a dense transpose or a
+    strided problem, stored under that problem's key, which permute() uses
+    from then on; None where the problem is a copy (nothing to tune).
+    configs: the candidates (default: the search space for the problem).
     progress: show progress bars (default: when stderr is a terminal).
     """
-    res = runner.tune(shape, dtype, configs=configs, cache_dir=cache_dir, save=save,
-                      progress=progress, reps=reps, top=top)
+    if axes is None:
+        if conj or to is not None:
+            raise ValueError("conj=True and to= need axes (transpose() neither conjugates nor casts)")
+        res = runner.tune(shape, dtype, configs=configs, cache_dir=cache_dir, save=save,
+                          progress=progress, reps=reps, top=top)
+    else:
+        res = tune_permutation(shape, dtype, axes, conj=conj, to=to, configs=configs, cache_dir=cache_dir,
+                               save=save, progress=progress, reps=reps, top=top)
     forget()
     return res
 

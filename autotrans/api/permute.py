@@ -34,7 +34,8 @@ from ..core.problem import dtype_of_size, elem_size, format_shape
 from ..kernels import strided
 from ..kernels import config
 from ..kernels.config import KernelConfig
-from ..tuning.strided import run_problem
+from ..tuning import runner
+from ..tuning.strided import run_problem, tune_problem
 from ..results.store import ResultCache
 from . import capture, launch
 from .select import explain as explain_transpose
@@ -215,6 +216,33 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, to=Non
         return PermuteChoice(problem, ch.config, ch.source, ch)
     ch = strided_choice(problem, 16, epilogue, fingerprint, limits, ResultCache(cache_dir), cast)
     return PermuteChoice(problem, ch.config, ch.source, reason=ch.reason)
+
+
+def tune_permutation(shape, dtype, axes, *, conj: bool = False, to=None, configs=None, cache_dir=None,
+                     save: bool = True, progress: bool | None = None, reps: int = 5, top: int = 5):
+    """Tune what permute() runs for a C-contiguous array of ``shape`` and
+    ``dtype`` permuted by ``axes`` (with conj and the cast to ``to``), on the
+    current GPU, into the cache: a dense transpose as tune() tunes it, a
+    strided problem with tuning.strided.tune_problem. The TuneRecord, or None
+    for a copy (nothing to tune)."""
+    problem, cast, epilogue = permutation_problem(shape, dtype, axes, conj=conj, to=to)
+    if isinstance(problem, CopyProblem):
+        return None
+    if isinstance(problem, TransposeProblem):
+        return runner.tune(problem.bmn, _plain_dtype(dtype, problem.elem), configs=configs, cache_dir=cache_dir,
+                           save=save, progress=progress, reps=reps, top=top)
+    return tune_problem(problem, cache=ResultCache(cache_dir), save=save, progress=progress, reps=reps, top=top,
+                        configs=configs, cast=cast, epilogue=epilogue)
+
+
+def _plain_dtype(dtype, elem: int) -> np.dtype:
+    """``dtype`` as NumPy's where it has ``elem``-byte elements, else the plain
+    type of that size (a fused transpose moves wider elements)."""
+    try:
+        dt = np.dtype(_dtype_name(dtype))
+    except TypeError:
+        dt = None
+    return dt if dt is not None and dt.itemsize == elem else dtype_of_size(elem)
 
 
 def view_problem(shape, dtype, axes, cols: tuple) -> tuple:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core import layout
-from ..core.problem import as_bmn, dtype_of_size, format_shape
+from ..core.problem import as_bmn, format_shape
 from .common import (EXIT_ERROR, UserError, add_cache_dir, add_command, add_dtype, add_progress,
                      cache_write_failed, err, need_gpu, note, printable)
 from .permutation import axes_arg, describe, shape_arg
@@ -173,16 +173,29 @@ def _tune_permutation(args, seen) -> int:
         print("a copy: nothing to tune (permute() runs it as a device-to-device copy)")
         return 0
     need_gpu("tune")
-    progress = False if args.no_progress else None
-    if isinstance(problem, layout.TransposeProblem):
-        same = problem.elem == dt.itemsize
-        ok = _tune(Job(problem.bmn, dt if same else dtype_of_size(problem.elem)), args, progress)
-    else:
-        ok = _tune_strided(problem, args, progress, cast, epilogue)
+    ok = _tune_axes(args, problem)
     if cache_write_failed(seen):
         err("results could not be saved to the cache (see the warning above)")
         return EXIT_ERROR
     return 0 if ok else EXIT_ERROR
+
+
+def _tune_axes(args, problem) -> bool:
+    """api.tune of the permutation (its canonical ``problem``, not a copy);
+    print its summary line, or its error; True if it worked."""
+    from .. import api
+    from ..backend.cuda import GPUUnavailable
+    try:
+        res = api.tune(tuple(args.shapes[0]), args.dtype, axes=args.axes, conj=bool(args.conj), to=args.to,
+                       cache_dir=args.cache_dir, progress=False if args.no_progress else None)
+    except GPUUnavailable:
+        raise
+    except (ValueError, RuntimeError) as exc:
+        err(f"{describe(problem)}: {exc}")
+        return False
+    transpose = isinstance(problem, layout.TransposeProblem)
+    print(summary_line(res) if transpose else problem_summary(problem, res), flush=True)
+    return True
 
 
 def problem_summary(problem, result) -> str:
