@@ -27,4 +27,3 @@ def cached(all_devices: bool = False, *, fingerprint: str | None = None, cache_d
              "frac_memcpy": rec.frac_memcpy, "date": rec.date, "versions": dict(rec.versions),
              "current": key.templates == sid}
             for key, rec in pairs]
-
