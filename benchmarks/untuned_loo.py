@@ -6,7 +6,8 @@ tuning record (tune() times every candidate), against the record's best.
 
     python benchmarks/untuned_loo.py [--shipped cache] [--worst 10] [--out FILE.md]
 
-Prints, per size against 1 and 16 MiB: the geometric mean of best / chosen,
+Prints, per size against 1 and 16 MiB and per shape class (rows 16-byte
+aligned or not, square, tall or wide, skinny, batched): the geometric mean of best / chosen,
 how many reach 0.95, and the minimum (a config absent from the left-out
 record's candidates, which then cannot run it or was not in its space, is counted apart;
 so is one the tuner stopped after two launches that disagree, an outlier read
@@ -25,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autotrans.api.select import Table                # noqa: E402
+from autotrans.api.select import Table, shape_class   # noqa: E402
 from autotrans.core.device import Limits              # noqa: E402
 from autotrans.results.shipped import shipped_entries  # noqa: E402
 from autotrans.tuning.runner import AGREE, retime_suspect   # noqa: E402
@@ -79,10 +80,18 @@ def summary(rows: list[Loo], label: str) -> str:
             f"| {min(known):.2f} |")
 
 
+def kind(r: Loo) -> str:
+    """A left-out shape's class as choose() sees it (select.shape_class), and batched or not."""
+    align, skinny, aspect = shape_class(r.shape, r.elem_bytes)
+    side = "skinny" if skinny else ("square" if aspect == 0 else "tall or wide")
+    return f"{'16-byte rows' if align >= 16 else 'odd rows'}, {side}{', batched' if r.shape[0] > 1 else ''}"
+
+
 def report(rows: list[Loo], worst: int) -> str:
     bands = [("all", rows), ("< 1 MiB", [r for r in rows if r.nbytes < MIB]),
              ("1-16 MiB", [r for r in rows if MIB <= r.nbytes < 16 * MIB]),
              (">= 16 MiB", [r for r in rows if r.nbytes >= 16 * MIB])]
+    bands += [(k, [r for r in rows if kind(r) == k]) for k in sorted({kind(r) for r in rows})]
     lines = ["| shapes | n | not timed there | geomean best/chosen | >= 0.95 | min |", "|---|---:|---:|---:|---:|---:|"]
     lines += [summary(rs, label) for label, rs in bands]
     if worst:

@@ -600,6 +600,21 @@ def test_untuned_loo_covers_every_shipped_dense_shape(capsys):
     assert all(r.frac is None or r.frac > 0 for r in rows)
 
 
+def test_untuned_loo_reports_each_shape_class_and_they_partition_the_shapes():
+    """untuned_loo's report: a row per size band and per shape class (select.shape_class
+    as choose() ranks it, and batched or not); the class rows' counts add up to all."""
+    from autotrans.results.shipped import shipped_entries
+    loo = _script("untuned_loo")
+    rows = loo.leave_one_out(shipped_entries(REPO / "cache"))
+    kinds = {loo.kind(r) for r in rows}
+    assert {"16-byte rows, square", "odd rows, tall or wide", "16-byte rows, skinny, batched"} <= kinds
+    text = loo.report(rows, 0)
+    counts = [int(line.split("|")[2]) for line in text.splitlines() if line.split("|")[1].strip() in kinds]
+    assert len(counts) == len(kinds) and sum(counts) == len(rows)
+    assert loo.kind(loo.Loo((1, 4097, 64), 4, "nearest", "k", 1.0)) == "odd rows, tall or wide"
+    assert loo.kind(loo.Loo((8, 16, 4096), 4, "nearest", "k", 1.0)) == "16-byte rows, skinny, batched"
+
+
 # -- the permute benchmark's report ------------------------------------------------
 
 
