@@ -158,6 +158,10 @@ _HELD_OUT = """
 2500x1000    float64     rect
 1234x4321    complex128  odd
 200x300      complex128  small
+130813x263   float32     rect,long,odd
+333x100003   float16     rect,long,odd
+65536x384    int8        rect,long
+100000x200   float64     rect,long
 """
 
 QUICK = ("8192x8192:float32", "16384x16384:int8", "4096x4096:complex128", "1024x1024:float32",
