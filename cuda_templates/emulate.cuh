@@ -60,6 +60,10 @@ bool emulate_strided(const StridedArgs& a, char* smem) {
         emu_block = blk;
         emu_phase = 0;
         for (emu_tid = 0; emu_tid < K::NT; ++emu_tid) K::block(a, a.in, a.out, blk, emu_tid);
+      } else if constexpr (tables_of<K>::value) {      // thread 0's call runs the block's tile
+        emu_block = blk;
+        emu_phase = 0;
+        for (emu_tid = 0; emu_tid < K::NT; ++emu_tid) K::run_tables(a, a.in, a.out, blk, emu_tid, smem);
       } else if constexpr (strip_of<K>::value > 1) {   // thread 0's call runs the block's strip
         emu_block = blk;
         emu_phase = 0;

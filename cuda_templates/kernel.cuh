@@ -78,6 +78,13 @@ __device__ __forceinline__ void phases(const Tile& t, char* smem) {
 template <class K, class = void> struct has_block { static constexpr bool value = false; };
 template <class K> struct has_block<K, decltype(void(&K::block))> { static constexpr bool value = true; };
 
+// Whether a template moves an NdTileProblem through tables of its tile's rows'
+// input offsets and columns' output offsets (shift.cu's ndshift variant): templates
+// that declare `static constexpr bool TABLES = true` and `static void
+// run_tables(const StridedArgs&, const char* in, char* out, uint32_t blk, int tid, char* smem)`.
+template <class K, class = void> struct tables_of { static constexpr bool value = false; };
+template <class K> struct tables_of<K, decltype(void(K::TABLES))> { static constexpr bool value = K::TABLES; };
+
 // Whether a template's kernel takes a StridedArgs (KernelConfig.layout
 // "strided"): templates that declare `static constexpr bool STRIDED = true`.
 template <class K, class = void> struct is_strided { static constexpr bool value = false; };
@@ -115,6 +122,8 @@ template <class K>
 __device__ __forceinline__ void run_strided(const StridedArgs& a, const char* in, char* out, char* smem) {
   if constexpr (has_block<K>::value) {
     K::block(a, in, out, blockIdx.x, threadIdx.x);
+  } else if constexpr (tables_of<K>::value) {
+    K::run_tables(a, in, out, blockIdx.x, threadIdx.x, smem);  // a tile through offset tables (shift.cu)
   } else if constexpr (strip_of<K>::value > 1) {
     K::run_strip(a, in, out, blockIdx.x, threadIdx.x, smem);   // its strip of tiles (shift.cu)
   } else {

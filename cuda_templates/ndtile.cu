@@ -64,25 +64,12 @@ struct {{ name }}_k {
     return (uint32_t)((r * (TC + PAD) + c) * E);
   }
 
-  // The byte offset of index x of a side: x decomposed over the side's slots
-  // [lo, hi) (sizes innermost first; strides src[] for the m side, dst[] for the
-  // n side), what remains times last (the outermost dim's stride). Every slot is
-  // named at compile time, predicated on [lo, hi): kernel parameters indexed at
-  // run time would be copied to local memory.
+  // The byte offset of index x of a side (at::nd_side; COUNTS slots at most).
   template <class I, bool SRC>
   __host__ __device__ static __forceinline__ long long side(const at::StridedArgs& a, I x, int lo, int hi,
                                                             long long last) {
-    long long o = 0;
-#pragma unroll
-    for (int d = 0; d < COUNTS; ++d) {
-      if (d >= lo && d < hi) {
-        const I s = (I)a.size[d];
-        const I q = x / s;
-        o += (long long)(x - q * s) * (SRC ? a.src[d] : a.dst[d]);
-        x = q;
-      }
-    }
-    return o + (long long)x * last;
+    static_assert(COUNTS == at::MAX_BATCH - 1, "at::nd_side walks the slots before ND_COUNTS");
+    return at::nd_side<I, SRC>(a, x, lo, hi, last);
   }
 
   // Where block blk works: at::walk over the B * M fused rows of all matrices

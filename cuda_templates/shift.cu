@@ -54,6 +54,7 @@ struct {{ name }}_k {
   static constexpr int XR = KO, ROWS = TR + XR;     // input rows read: the tile's and KO more
   static constexpr int STRIP = {{ c.strip }};        // tiles a block moves (KernelConfig.strip; run_strip)
   static constexpr bool SEAM = {{ 'true' if c.seam else 'false' }};  // KernelConfig.seam (run_strip, seam_of)
+  static constexpr bool TABLES = {{ 'true' if c.variant == 'ndshift' else 'false' }};  // ndshift: run_tables
   static constexpr int XS = SEAM ? KO : 0;          // rows of the previous matrix a seam tile reads
   static constexpr int GR = STRIP > 1 ? 32 : V;    // a raw row starts at a multiple of GR bytes
   static constexpr int NVR = TC * E / V + GR / V;  // raw vectors per row (GR more: any alignment)
@@ -61,12 +62,15 @@ struct {{ name }}_k {
   static constexpr int NVC = TC / K, G = 32 / NVC; // vectors per tile row; words per lane group
   static constexpr int W = (XS + ROWS + PAD) * E / 4;  // words per transposed row
   static constexpr int SKEW = XOR ? ((G - K * W) % 32 + 32) % 32 : 0;  // words added per K-row group
-  static constexpr int ROWB = W * 4, SMEM = RAW + TC * ROWB + 4 * SKEW * (NVC - 1);
+  static constexpr int ROWB = W * 4, TILE_END = RAW + TC * ROWB + 4 * SKEW * (NVC - 1);
+  static constexpr int TAB = (TILE_END + 7) / 8 * 8;  // ndshift: ROWS rows' input offsets, TC columns' output offsets
+  static constexpr int SMEM = TABLES ? TAB + 8 * (ROWS + TC) : TILE_END;
   static constexpr int IT1 = (ROWS * NVR + NT - 1) / NT, IT2 = (ROWS / R * NVC + NT - 1) / NT;
   static constexpr int IT3 = TC * (TR / KO) / NT;
   static_assert(R * E == 4 && V == 16 && NVC <= 32, "shift chunks are one word, vectors 16 bytes");
   static_assert(STRIP == 1 || (STRIDED && TC * E % GR == 0), "shift.py: strips are strided, tile rows whole sectors");
   static_assert(!SEAM || STRIP > 1, "KernelConfig: seams are written by strips");
+  static_assert(!TABLES || (STRIDED && STRIP == 1 && CAST == at::CAST_NONE), "shift.py: ndshift moves, one tile a block");
   typedef at::Bytes<E>::T ElemT;
   typedef uint4 VecT;                              // an output vector
   typedef at::Bytes<VI>::T VecIT;                  // its input elements (VecT without a cast)
@@ -123,15 +127,118 @@ struct {{ name }}_k {
   // its output rows hold at least one vector, so their first partial piece fits.
   __host__ __device__ static __forceinline__ bool edge_vectors(const at::Tile& t) { return t.left >= KO; }
 
+  // Input row r of the tile's first byte (rows past the matrix's last repeat
+  // it): ndshift's from its table (TAB), else r pitches on.
+  __host__ __device__ static __forceinline__ const char* in_row(const at::Tile& t, const char* s, int r) {
+    if constexpr (TABLES) return t.in + at::lds<long long>(s, (uint32_t)(TAB + 8 * r));
+    else return t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
+  }
+
+  // Output row c (the tile's column c) from the tile's first row on: ndshift's from its table.
+  __host__ __device__ static __forceinline__ char* out_col(const at::Tile& t, const char* s, uint32_t c) {
+    if constexpr (TABLES) return t.out + at::lds<long long>(s, (uint32_t)(TAB + 8 * (ROWS + c)));
+    else return t.out + c * t.ldo;
+  }
+
+  // ndshift: block blk's tile of an NdTileProblem without batch dims (one matrix
+  // of M fused rows, each a contiguous input run, by N fused columns, each a
+  // contiguous output run: kernels.strided.nd_args' encoding). Its rows' input
+  // offsets and its columns' output offsets are summed once a block into tables
+  // after the tile (tables), then the phases run as for a strided TileProblem's
+  // tile. In the host emulator thread 0's call runs every thread, phase by phase
+  // (emu_phase 3: tables, then 0-2: load, mid, store), and the others' do nothing.
+  __host__ __device__ static __forceinline__ void run_tables(const at::StridedArgs& a, const char* in, char* out,
+                                                            uint32_t blk, int tid, char* s) {
+    uint32_t b, tr, tc;
+    at::walk<TR, TC, ORDER>(a.M, a.N, blk, b, tr, tc);   // b == 0: no batch
+    const long long r0 = (long long)tr * TR, c0 = (long long)tc * TC;
+    at::Tile t;
+    t.ldi = t.ldo = 0;
+    t.sci = E;
+    t.in = in + c0 * E;     // + a row's input offset (TAB)
+    t.out = out + r0 * E;   // + a column's output offset (TAB + 8 * ROWS)
+    at::extent<TR, TC>(a.M, a.N, r0, c0, t);
+    const bool full = t.rows == TR && t.cols == TC;
+#if defined(__CUDA_ARCH__)
+    tables(a, r0, c0, s, tid);
+    __syncthreads();
+    if (full) at::phases<{{ name }}_k, true>(t, s); else at::phases<{{ name }}_k, false>(t, s);
+#elif defined(AT_EMULATE)
+    if (tid != 0) return;
+    for (int i = 0; i < SMEM; ++i) s[i] = (char)0xCD;   // stale shared memory
+    const int caller_tid = at::emu_tid, caller_phase = at::emu_phase;
+    for (int ph : {3, 0, 1, 2}) {
+      at::emu_phase = ph;
+      for (int u = 0; u < NT; ++u) {
+        at::emu_tid = u;
+        if (ph == 3) tables(a, r0, c0, s, u);
+        else if (ph == 0 && full) load<true>(t, s, u);
+        else if (ph == 0) load<false>(t, s, u);
+        else if (ph == 1 && full) mid<true>(t, s, u);
+        else if (ph == 1) mid<false>(t, s, u);
+        else if (full) store<true>(t, s, u);
+        else store<false>(t, s, u);
+      }
+    }
+    at::emu_tid = caller_tid, at::emu_phase = caller_phase;   // (the emulator's loop variables)
+#else
+    (void)a, (void)s, (void)tid, (void)full;
+#endif
+  }
+
+  // ndshift's tables: thread i < ROWS writes row r0 + i's input offset, thread
+  // ROWS + j column c0 + j's output offset (rows and columns past the matrix's
+  // last repeat it), from the m and n sides' dims (at::nd_side, as ndtile.cu's).
+  __host__ __device__ static __forceinline__ void tables(const at::StridedArgs& a, long long r0, long long c0, char* s,
+                                                        int tid) {
+    const long long counts = a.size[at::MAX_BATCH - 1];
+    const int lo = a.nb, mid = lo + (int)(counts & 0xff), hi = mid + (int)((counts >> 8) & 0xff);
+#pragma unroll 1
+    for (int i = tid; i < ROWS + TC; i += NT) {
+      long long o;
+      if (i < ROWS) {
+        const long long g = r0 + i < a.M ? r0 + i : a.M - 1;
+        o = a.M <= 0xFFFFFFFFll ? at::nd_side<uint32_t, true>(a, (uint32_t)g, lo, mid, a.ldi)
+                                : at::nd_side<unsigned long long, true>(a, (unsigned long long)g, lo, mid, a.ldi);
+      } else {
+        const long long q = c0 + (i - ROWS) < a.N ? c0 + (i - ROWS) : a.N - 1;
+        o = a.N <= 0xFFFFFFFFll ? at::nd_side<uint32_t, false>(a, (uint32_t)q, mid, hi, a.ldo)
+                                : at::nd_side<unsigned long long, false>(a, (unsigned long long)q, mid, hi, a.ldo);
+      }
+      at::sts<long long>(s, (uint32_t)(TAB + 8 * i), o);
+    }
+  }
+
+  // ndshift's element-wise paths (edge tiles of fewer rows than an output vector).
+  __host__ __device__ static __forceinline__ void load_elems_nd(const at::Tile& t, char* s, int tid) {
+    for (int i = tid; i < TR * TC; i += NT) {
+      const int r = i / TC, c = i % TC;
+      if (r < t.rows && c < t.cols) at::sts<ElemT>(s, off(r, c), at::ldg<ElemT>(in_row(t, s, r) + c * E));
+      else at::idle_g(0);
+    }
+  }
+
+  __host__ __device__ static __forceinline__ void store_elems_nd(const at::Tile& t, const char* s, int tid) {
+    for (int i = tid; i < TR * TC; i += NT) {
+      const int c = i / TR, r = i % TR;
+      if (r < t.rows && c < t.cols) at::stg<ElemT>(out_col(t, s, (uint32_t)c) + (long long)r * E, at::lds<ElemT>(s, off(r, c)));
+      else at::idle_g(1);
+    }
+  }
+
   // Bytes of the transposed tile's input elements before output byte d (a multiple of EO).
   __host__ __device__ static __forceinline__ uint32_t in_bytes(uint32_t d) {
     if constexpr (EO == E) return d; else if constexpr (EO < E) return d * (E / EO); else return d / (EO / E);
   }
 
   // Byte misalignment of tile row r (rows past the matrix's last repeat it).
-  __host__ __device__ static __forceinline__ uint32_t shift_of(const at::Tile& t, int r) {
-    r = r < rows_left(t) ? r : rows_left(t) - 1;
-    return ((uint32_t)(uintptr_t)t.in + (uint32_t)r * (uint32_t)t.ldi) & (GR - 1);
+  __host__ __device__ static __forceinline__ uint32_t shift_of(const at::Tile& t, const char* s, int r) {
+    if constexpr (TABLES) {
+      return (uint32_t)(uintptr_t)in_row(t, s, r) & (GR - 1);
+    } else {
+      r = r < rows_left(t) ? r : rows_left(t) - 1;
+      return ((uint32_t)(uintptr_t)t.in + (uint32_t)r * (uint32_t)t.ldi) & (GR - 1);
+    }
   }
 
   template <bool FULL>
@@ -141,7 +248,7 @@ struct {{ name }}_k {
       for (int k = 0; k < IT1; ++k) {
         int i = tid + k * NT, r = i / NVR, v = i % NVR;
         if (ROWS * NVR % NT == 0 || i < ROWS * NVR) {
-          const char* p = t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
+          const char* p = TABLES ? in_row(t, s, r) : t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
           uint32_t sh = (uint32_t)(uintptr_t)p & (V - 1);
           if (v < NVR - 1 || sh) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V); else at::idle_g(0);
         }
@@ -149,6 +256,7 @@ struct {{ name }}_k {
       at::cp_async_wait();
     } else if constexpr (!OVERLAP) {
       if (edge_vectors(t)) load_edge(t, s, tid);
+      else if constexpr (TABLES) load_elems_nd(t, s, tid);
       else at::load_elems<{{ name }}_k>(t, s, tid);
     } else {
       at::load_elems<{{ name }}_k>(t, s, tid);
@@ -161,7 +269,7 @@ struct {{ name }}_k {
 #pragma unroll 1
     for (int i = tid; i < ROWS * NVR; i += NT) {
       int r = i / NVR, v = i % NVR;
-      const char* p = t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
+      const char* p = TABLES ? in_row(t, s, r) : t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
       uint32_t sh = (uint32_t)(uintptr_t)p & (V - 1);
       if ((uint32_t)(v * V) < sh + valid) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V); else at::idle_g(0);
     }
@@ -320,7 +428,7 @@ struct {{ name }}_k {
 #pragma unroll
           for (int q = 0; q < R; ++q) {
             int r = rg * R + q;
-            w[q] = at::lds_span<VecT, E>(s, (uint32_t)(r * RAWB + vc * V) + shift_of(t, r));
+            w[q] = at::lds_span<VecT, E>(s, (uint32_t)(r * RAWB + vc * V) + shift_of(t, s, r));
           }
 #pragma unroll
           for (int e = 0; e < K; ++e) {
@@ -346,7 +454,7 @@ struct {{ name }}_k {
 #pragma unroll
     for (int q = 0; q < R; ++q) {
       int r = rg * R + q;
-      w[q] = at::lds_span<VecT, E>(s, (uint32_t)(r * RAWB + vc * V) + shift_of(t, r));
+      w[q] = at::lds_span<VecT, E>(s, (uint32_t)(r * RAWB + vc * V) + shift_of(t, s, r));
     }
 #pragma unroll
     for (int e = 0; e < K; ++e) {
@@ -369,6 +477,8 @@ struct {{ name }}_k {
         const uint32_t n = (uint32_t)t.cols * (TR / KO);   // the vectors of the tile's valid output rows
 #pragma unroll 1
         for (uint32_t i = tid; i < n; i += NT) store_vector(t, s, i / (TR / KO), i % (TR / KO), sm);
+      } else if constexpr (TABLES) {
+        store_elems_nd(t, s, tid);
       } else {
         at::store_elems<{{ name }}_k>(t, s, tid);
       }
@@ -383,7 +493,7 @@ struct {{ name }}_k {
   // partial vector is that row's to write.
   __host__ __device__ static __forceinline__ void store_vector(const at::Tile& t, const char* s, uint32_t c,
                                                                uint32_t wv, Seam sm = NO_SEAM) {
-    char* o = t.out + c * t.ldo;
+    char* o = TABLES ? out_col(t, s, c) : t.out + c * t.ldo;
     uint32_t d = (uint32_t)(-(uintptr_t)o) & (V - 1);  // bytes from o to the next aligned address
     char* p = o + d + wv * V;
     VecT v = at::cast_vec<CAST, VecIT, VecT>(at::lds_span<VecIT, E>(s, off(0, c) + in_bytes(d + wv * V)));

@@ -30,14 +30,23 @@ costs up to eight store instructions of one sector each: on the odd (2, 1, 0)
 orders a quarter more store sectors than the output's (emulator count, NOTES
 41). A strip at the top of its matrix also reads the previous matrix's last
 seam_rows rows of its columns and writes that vector whole; a bottom tile
-then leaves it alone."""
+then leaves it alone.
+
+Variant ``ndshift`` (strided only, one tile a block, no cast) moves an
+NdTileProblem without batch dims: one matrix of fused rows (each a contiguous
+input run; rows' input offsets a mixed-radix sum over the m side's dims) by
+fused columns (each a contiguous output run; columns' output offsets over the
+n side's). A block first sums its rows' and columns' offsets into tables after
+its tile, then moves it as a strided shift tile moves a TileProblem's: so a
+permutation such as (3, 2, 1, 0) of 1- and 2-byte elements moves in 16-byte
+accesses, where ndtile (one element an access) is slow on sub-word elements."""
 from __future__ import annotations
 
 import itertools
 
-from autotrans.core.layout import TileProblem
+from autotrans.core.layout import NdTileProblem, TileProblem
 
-VARIANTS = ("shift",)
+VARIANTS = ("shift", "ndshift")
 TEMPLATE = "shift.cu"
 LAYOUTS = ("dense", "strided")   # strided: TileProblems with sci == elem, pitches any multiple of it
 TAKES_CASTS = True   # strided only; 1- to 4-byte elements in and out
@@ -63,6 +72,8 @@ def problems(c) -> list[str]:
         p.append("threads must divide the store phase's vectors")
     if (c.pad * e) % 4:
         p.append("shift's pad*elem_bytes must be a multiple of 4")
+    if c.variant == "ndshift" and (c.layout != "strided" or c.strip != 1 or c.cast != "none"):
+        p.append("ndshift configs are strided, one tile a block (strip 1), without a cast")
     return p
 
 
@@ -85,7 +96,10 @@ def smem_bytes(c) -> int:
     raw = (rows + seam_rows(c)) * (c.tile_cols * e + raw_granule(c))
     words, groups = (seam_rows(c) + rows + c.pad) * e // 4, c.tile_cols // k
     skew = (32 // groups - k * words) % 32 if c.swizzle == "xor" else 0
-    return raw + c.tile_cols * words * 4 + 4 * skew * (groups - 1)
+    end = raw + c.tile_cols * words * 4 + 4 * skew * (groups - 1)
+    if c.variant == "ndshift":          # then, 8-byte aligned, the rows' input and the columns' output offsets
+        return -(-end // 8) * 8 + 8 * (rows + c.tile_cols)
+    return end
 
 
 def aligned_for(c, m: int, n: int) -> bool:
@@ -129,6 +143,38 @@ _STRIDED = {
 
 
 def strided_problems(c, problem, align: int) -> list[str]:
+    """Why config c cannot run this strided problem (empty when it can):
+    shift's a TileProblem (tile_problems), ndshift's an NdTileProblem
+    (nd_problems)."""
+    return (nd_problems if c.variant == "ndshift" else tile_problems)(c, problem, align)
+
+
+def nd_problems(c, problem, align: int) -> list[str]:
+    """Why ndshift config c cannot run this problem: an NdTileProblem of c's
+    elements without batch dims (its tiles' output runs end at their matrix),
+    input columns adjacent, every stride a multiple of the element, pointers
+    (align) too."""
+    if not isinstance(problem, NdTileProblem):
+        return [f"ndshift moves NdTileProblems, not {type(problem).__name__}"]
+    e = c.elem_bytes
+    if problem.elem != e or problem.out_elem != e:
+        return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"
+                + ("" if problem.out_elem == problem.elem else f" into {problem.out_elem}-byte ones")]
+    p = []
+    if problem.batch:
+        p.append("ndshift moves one matrix of fused rows and columns: the problem has batch dims")
+    if problem.sci != e:
+        p.append(f"ndshift reads input rows as vectors: the column pitch must be the element size ({e} B), "
+                 f"not {problem.sci}")
+    strides = [s for _, s in problem.m_side] + [d for _, d in problem.n_side]
+    if any(s % e for s in strides):
+        p.append(f"strides must be multiples of the element size ({e} B)")
+    if align % e:
+        p.append(f"pointers must be {e}-byte aligned")
+    return p
+
+
+def tile_problems(c, problem, align: int) -> list[str]:
     """Why config c cannot run this strided problem (empty when it can): a
     TileProblem of c's element sizes (in and out: its cast's), input columns
     adjacent (sci == elem: rows are read as aligned vectors and realigned),
@@ -162,7 +208,8 @@ def strided_space(e: int, eo: int | None = None):
     eo: the output's element size of a cast (none above 4 bytes either)."""
     if (eo or e) > 4:
         return
-    for tr, tc, nt, sw in _STRIDED.get(e, ()):
-        r = 4 // e
-        yield dict(variant="shift", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=16,
-                   micro_rows=r, pad=r, swizzle=sw, order="col", layout="strided")
+    for variant in ("shift", "ndshift") if eo is None else ("shift",):
+        for tr, tc, nt, sw in _STRIDED.get(e, ()):
+            r = 4 // e
+            yield dict(variant=variant, elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=16,
+                       micro_rows=r, pad=r, swizzle=sw, order="col", layout="strided")

@@ -213,6 +213,27 @@ __host__ __device__ __forceinline__ Tile locate_strided(const StridedArgs& a, ui
   return locate_strided<TR, TC, E, ORDER, OVERLAP, EO>(a, a.in, a.out, blk);
 }
 
+// The byte offset of index x of one side of an NdTileProblem (kernels.strided.nd_args'
+// encoding): x decomposed over the side's slots [lo, hi) of a (sizes innermost
+// first; strides src[] for the m side, SRC, dst[] for the n side), what remains
+// times last (the outermost dim's stride). Every slot is named at compile time,
+// predicated on [lo, hi): kernel parameters indexed at run time would be copied
+// to local memory.
+template <class I, bool SRC>
+__host__ __device__ __forceinline__ long long nd_side(const StridedArgs& a, I x, int lo, int hi, long long last) {
+  long long o = 0;
+#pragma unroll
+  for (int d = 0; d < MAX_BATCH - 1; ++d) {
+    if (d >= lo && d < hi) {
+      const I s = (I)a.size[d];
+      const I q = x / s;
+      o += (long long)(x - q * s) * (SRC ? a.src[d] : a.dst[d]);
+      x = q;
+    }
+  }
+  return o + (long long)x * last;
+}
+
 // x, opaque to the compiler on the GPU (an empty asm), so that nothing computed
 // from it is hoisted out of a loop and held in registers across it (a strip's
 // loop over tiles: each tile's thread indices are computed afresh).

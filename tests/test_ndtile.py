@@ -228,7 +228,8 @@ def test_candidates_default_and_lookup(tmp_path):
     nd = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0)))
     tile = tile_of((33, 65, 129, 61), (3, 2, 1, 0))
     cands = strided_candidates(nd, 16)
-    assert cands and {c.variant for c in cands} == {"ndtile"} and cands == nd_space(4)
+    assert {c.variant for c in cands} == {"ndtile", "ndshift"}              # no batch: ndshift takes it too
+    assert [c for c in cands if c.variant == "ndtile"] == nd_space(4)
     assert "ndtile" not in {c.variant for c in strided_candidates(tile, 16)}
     assert strided_problems(nd_space(4)[0], tile, 16) == ["ndtile moves NdTileProblems, not TileProblem"]
     assert "TileProblems, not NdTileProblem" in strided_problems(KernelConfig(
@@ -540,3 +541,75 @@ def test_run_problem_fuses_small_or_odd_matrices_and_wide_elements():
     assert fuse_tile(plain) is None and run_problem(plain) is plain
     rows = layout.canonical((4, 5, 64), (1280, 256, 4), 4, (1, 0, 2), 16)   # 256-byte rows
     assert run_problem(rows) is rows
+
+
+# -- ndshift: shift tiles through offset tables ------------------------------------
+
+
+def ndshift_space(e: int) -> list[KernelConfig]:
+    return [c for c in strided_space(e) if c.variant == "ndshift"]
+
+
+def ndshift_cases(rng, e):
+    """nd_cases' problems without batch dims, and fused matrices of full tiles
+    of every ndshift config ((3, 2, 1, 0) of 4-D, (2, 1, 0) of 3-D arrays)."""
+    return [c for c in nd_cases(rng, e) if not c.problem.batch] + [
+        Case(rng, (37, 5, 29, 41), (3, 2, 1, 0), e),                          # 185 x 1189: m and n of 2 dims
+        Case(rng, (41, 9, 3, 97), (3, 2, 1, 0), e),                           # 369 x 291
+        Case(rng, (33, 19, 45), (2, 1, 0), e),                                # 627 x 45
+        Case(rng, (7, 300, 23), (2, 1, 0), e, in_pad=3),                      # 2100 x 23, pitched
+        Case(rng, (9, 70, 37), (2, 1, 0), e, view=np.s_[::-1])]               # 630 x 37, flipped rows
+
+
+@pytest.mark.parametrize("e", (1, 2, 4))
+def test_ndshift_moves_fused_problems_without_batch_like_numpy(e):
+    """Every ndshift config on fused matrices (rows' input offsets and columns'
+    output offsets from its tables): full tiles, ragged ones, tiles of fewer
+    rows than an output vector, rows at every alignment, flipped m sides."""
+    cases = ndshift_cases(np.random.default_rng(60 + e), e)
+    ps = [c.problem for c in cases]
+    ko = 16 // e
+    assert {len(p.m_side) for p in ps} >= {2, 3, 4} and {len(p.n_side) for p in ps} >= {1, 2}
+    assert any(s < 0 for p in ps for _, s in p.m_side)
+    assert all(any(0 < p.m % c.tile_rows < ko for p in ps) for c in ndshift_space(e))   # element-wise last tiles
+    assert all(any(p.m >= c.tile_rows + ko and p.n >= c.tile_cols for p in ps) for c in ndshift_space(e))
+    run_cases(ndshift_space(e), cases)
+
+
+def test_ndshift_takes_fused_problems_without_batch_only():
+    """ndshift's constraints: an NdTileProblem of its elements without batch
+    dims, input columns adjacent, strides and pointers of whole elements;
+    strided configs of one tile a block without a cast."""
+    nd = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), 1))
+    cfg = ndshift_space(1)[0]
+    assert strided_problems(cfg, nd, 16) == []
+    assert "has batch dims" in strided_problems(cfg, fuse_tile(tile_of((33, 65, 129, 61), (2, 0, 3, 1), 1)), 16)[0]
+    assert "not TileProblem" in strided_problems(cfg, tile_of((33, 65, 129, 61), (3, 2, 1, 0), 1), 16)[0]
+    assert "2-byte ones" in strided_problems(cfg, fuse_tile(tile_of((5, 6, 7, 3), (3, 2, 1, 0), 2)), 16)[0]
+    assert "column pitch" in strided_problems(cfg, dataclasses.replace(nd, sci=2), 16)[0]
+    assert "pointers must be 2-byte" in strided_problems(ndshift_space(2)[0], fuse_tile(
+        tile_of((5, 6, 7, 3), (3, 2, 1, 0), 2)), 1)[0]
+    for bad in (dict(layout="dense"), dict(strip=2), dict(cast="i8>i32")):
+        with pytest.raises(ValueError, match="ndshift configs are strided"):
+            dataclasses.replace(cfg, **bad)
+    assert KernelConfig.from_key(cfg.key) == cfg and cfg.key.startswith("ndshift:e1:")
+
+
+@pytest.mark.parametrize("e", (1, 2, 4))
+def test_the_untuned_rule_keeps_ndtile_where_ndshift_can_run(e):
+    """ndshift is a candidate the tuner measures, not the untuned rule's pick:
+    default_strided of a fused problem without batch stays an ndtile config."""
+    nd = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), e))
+    assert any(c.variant == "ndshift" for c in strided_candidates(nd, 16))
+    assert default_strided(nd).variant == "ndtile"
+
+
+def test_ndshift_bank_report_has_its_tables_and_no_races():
+    from autotrans.emulate.banks import bank_problem, bank_report
+    from autotrans.emulate.races import races
+    cfg = ndshift_space(2)[1]
+    p = bank_problem(cfg)
+    assert isinstance(p, NdTileProblem) and not p.batch and p.m == 2 * cfg.tile_rows + 1
+    phases = {a.phase for a in bank_report(cfg)}
+    assert phases == {"tables", "load", "mid", "store"}
+    assert races(cfg) == []

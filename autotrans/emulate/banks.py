@@ -12,18 +12,20 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..core.layout import Dim, TileProblem
+from ..core.layout import Dim, NdTileProblem, TileProblem
 from ..kernels.config import KernelConfig
 from ..kernels.strided import strided_problems
 from .emulator import strided_trace, trace
 
 BANKS = 32
+PHASES = ("load", "mid", "store", "tables")   # the emulator's phase numbers (ndshift's tables: 3)
 
 
 @dataclass(frozen=True)
 class BankAccess:
     """One shared-memory access instruction of an interior tile."""
-    phase: str    # "load" (global -> shared), "mid" (shared -> shared) or "store" (shared -> global)
+    phase: str    # "load" (global -> shared), "mid" (shared -> shared), "store" (shared -> global),
+                  # or "tables" (ndshift's rows' and columns' offsets, before the load)
     seq: int      # the thread's n-th shared-memory access in that phase
     op: str       # "st.shared" or "ld.shared"
     bytes: int    # access width per thread
@@ -64,9 +66,9 @@ def bank_report(cfg: KernelConfig, accesses=None) -> list[BankAccess]:
     worst = {}
     for (phase, seq, store, nbytes, _warp), acc in groups.items():
         ways = warp_ways([(o, b) for _, o, b in sorted(acc)])
-        k = (phase % 3, seq, store, nbytes)     # a strip's tile k: phases 3k, 3k + 1, 3k + 2
+        k = (phase if cfg.strip == 1 else phase % 3, seq, store, nbytes)   # a strip's tile k: 3k, 3k + 1, 3k + 2
         worst[k] = max(worst.get(k, 0), ways)
-    return [BankAccess(("load", "mid", "store")[p], s, "st.shared" if st else "ld.shared", b, w)
+    return [BankAccess(PHASES[p], s, "st.shared" if st else "ld.shared", b, w)
             for (p, s, st, b), w in sorted(worst.items())]
 
 
@@ -76,20 +78,25 @@ def block_trace(cfg: KernelConfig) -> list[tuple[int, int, int, int, int, int]]:
     a strided config's of one block of bank_problem (emulator.strided_trace)."""
     if cfg.layout == "strided":
         problem = bank_problem(cfg)
-        return strided_trace(cfg, problem, cfg.blocks((1, problem.m, problem.n)))
+        block = 0 if isinstance(problem, NdTileProblem) else cfg.blocks((1, problem.m, problem.n))
+        return strided_trace(cfg, problem, block)
     # shift tiles run only where rows are not 16-byte aligned, and their reads
     # depend on the rows' offsets: trace them on such a shape
     return trace(cfg, (2 * cfg.tile_rows + 1, 2 * cfg.tile_cols - 1) if cfg.variant == "shift" else None)
 
 
-def bank_problem(cfg: KernelConfig) -> TileProblem:
+def bank_problem(cfg: KernelConfig) -> TileProblem | NdTileProblem:
     """The strided problem a strided config's bank report traces: two matrices
     of two tiles (or strips) by two, the second's first block traced (a top
     tile with a previous matrix, so seams run), output rows following one
     another along the batch axis; for shift tiles, odd sides (rows at every
-    alignment). ValueError for a config that cannot run it (a family of other
-    problems: rows, ndtile)."""
+    alignment). ndshift's: one fused matrix of two tiles by two, odd sides,
+    its first block traced. ValueError for a config that cannot run it (a
+    family of other problems: rows, ndtile)."""
     e, eo = cfg.elem_bytes, cfg.out_elem_bytes
+    if cfg.variant == "ndshift":
+        m, n = 2 * cfg.tile_rows + 1, 2 * cfg.tile_cols + 1
+        return NdTileProblem(e, ((m, n * e),), ((n, m * e),), e, ())
     odd = 1 if cfg.variant == "shift" else 0
     m, n = 2 * cfg.tile_rows + odd, 2 * cfg.tile_cols * cfg.strip + odd
     problem = TileProblem(e, m, n, n * e, 2 * m * eo, e, (Dim(2, m * n * e, m * eo),), eo)

@@ -73,6 +73,7 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
         want = _ND_DEFAULT.get(problem.elem, ())
         rank = {t: -i for i, t in enumerate(want)}
         tile = lambda c: (c.tile_rows, c.tile_cols, c.threads, c.order)  # noqa: E731
+        fits = [c for c in fits if c.variant == "ndtile"] or fits     # ndshift: a tuning candidate, not measured
         pick = [c for c in fits if tile(c) in rank] or fits
         return max(pick, key=lambda c: (_nd_score(c, problem), rank.get(tile(c), 0), -pick.index(c)))
     row = problem.n * problem.elem
