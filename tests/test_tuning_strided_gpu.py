@@ -75,6 +75,29 @@ def test_strips_of_shift_tiles_verify_on_the_gpu(problem, cast):
     assert {c.key for c in rec.candidates} == {c.key for c in cfgs}
 
 
+def _fused(shape, axes, dtype, view=np.s_[...]):
+    from autotrans.tuning.strided import run_problem
+    p = run_problem(canon(shape, axes, dtype, view=view))
+    assert isinstance(p, layout.NdTileProblem) and not p.batch, p
+    return p
+
+
+@pytest.mark.parametrize("problem", [
+    _fused((37, 5, 29, 41), (3, 2, 1, 0), np.int8),                  # rows of 41 B at any alignment
+    _fused((41, 9, 3, 97), (3, 2, 1, 0), np.float16),
+    _fused((9, 70, 37), (2, 1, 0), np.float32, view=np.s_[:, ::2]),   # every other row: a 3-D (2, 1, 0)
+], ids=["int8 4-D", "float16 4-D", "float32 3-D view"])
+def test_ndshift_verifies_on_the_gpu(problem):
+    """Every candidate of a fused problem without batch dims, ndshift (shift
+    tiles through offset tables, NOTES 49) and ndtile alike, verified bit-exactly
+    (guard bands included) by the tuner, then timed."""
+    cfgs = strided_candidates(problem)
+    assert {c.variant for c in cfgs} == {"ndtile", "ndshift"}
+    rec = tune_problem(problem, save=False, progress=False, reps=2, top=3)
+    assert rec.failures == (), rec.failures
+    assert {c.key for c in rec.candidates} == {c.key for c in cfgs}
+
+
 def test_tune_problem_without_saving(tmp_path):
     rc = ResultCache(tmp_path / "c")
     rec = tune_problem(ODD_ROWS, cache=rc, save=False, progress=False, reps=2,
