@@ -100,14 +100,15 @@ def test_rows_geometry_limits():
 @pytest.mark.parametrize("e", ELEM_SIZES)
 def test_strided_space_is_small_and_every_entry_valid(e):
     got = strided_space(e)
-    assert {c.variant for c in got} == {"tile", "vec", "rows", "ndtile"} | ({"shift"} if e <= 4 else set())
+    assert {c.variant for c in got} == {"tile", "vec", "rows", "ndtile"} | ({"shift", "ndshift"} if e <= 4 else set())
     for fam in families.modules():
         if "strided" not in getattr(fam, "LAYOUTS", ("dense",)):
             assert not hasattr(fam, "strided_space")
             continue
         kws = list(fam.strided_space(e))
         cfgs = [KernelConfig(**kw) for kw in kws]          # none invalid, so none silently left out
-        assert (1 if fam.VARIANTS != ("shift",) or e <= 4 else 0) <= len(cfgs) <= 18   # shift: elements of 1-4 B
+        shift = "shift" in fam.VARIANTS                   # shift and ndshift: elements of 1-4 B
+        assert (1 if not shift or e <= 4 else 0) <= len(cfgs) <= 18
         assert all(c.layout == "strided" for c in cfgs)
         assert all(getattr(fam, "keep", lambda c: True)(c) for c in cfgs)
         assert [c for c in got if c.family is fam] == cfgs
