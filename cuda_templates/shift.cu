@@ -140,9 +140,10 @@ struct {{ name }}_k {
     else return t.out + c * t.ldo;
   }
 
-  // ndshift: block blk's tile of an NdTileProblem without batch dims (one matrix
-  // of M fused rows, each a contiguous input run, by N fused columns, each a
-  // contiguous output run: kernels.strided.nd_args' encoding). Its rows' input
+  // ndshift: block blk's tile of an NdTileProblem (B matrices, at the offsets of
+  // batch slots [0, nb), of M fused rows, each a contiguous input run, by N fused
+  // columns, each a contiguous output run: kernels.strided.nd_args' encoding;
+  // tiles do not span matrices, kernels.strided.launch_shape). Its rows' input
   // offsets and its columns' output offsets are summed once a block into tables
   // after the tile (tables), then the phases run as for a strided TileProblem's
   // tile. In the host emulator thread 0's call runs every thread, phase by phase
@@ -150,13 +151,16 @@ struct {{ name }}_k {
   __host__ __device__ static __forceinline__ void run_tables(const at::StridedArgs& a, const char* in, char* out,
                                                             uint32_t blk, int tid, char* s) {
     uint32_t b, tr, tc;
-    at::walk<TR, TC, ORDER>(a.M, a.N, blk, b, tr, tc);   // b == 0: no batch
+    at::walk<TR, TC, ORDER>(a.M, a.N, blk, b, tr, tc);
     const long long r0 = (long long)tr * TR, c0 = (long long)tc * TC;
+    long long boi[1], boo[1];
+    uint32_t x[1] = {b};    // b < 2^31: the grid's limit
+    at::batch_offsets<uint32_t, 1>(a, x, boi, boo);
     at::Tile t;
     t.ldi = t.ldo = 0;
     t.sci = E;
-    t.in = in + c0 * E;     // + a row's input offset (TAB)
-    t.out = out + r0 * E;   // + a column's output offset (TAB + 8 * ROWS)
+    t.in = in + boi[0] + c0 * E;     // + a row's input offset (TAB)
+    t.out = out + boo[0] + r0 * E;   // + a column's output offset (TAB + 8 * ROWS)
     at::extent<TR, TC>(a.M, a.N, r0, c0, t);
     const bool full = t.rows == TR && t.cols == TC;
 #if defined(__CUDA_ARCH__)

@@ -33,10 +33,10 @@ seam_rows rows of its columns and writes that vector whole; a bottom tile
 then leaves it alone.
 
 Variant ``ndshift`` (strided only, one tile a block, no cast) moves an
-NdTileProblem without batch dims: one matrix of fused rows (each a contiguous
-input run; rows' input offsets a mixed-radix sum over the m side's dims) by
-fused columns (each a contiguous output run; columns' output offsets over the
-n side's). A block first sums its rows' and columns' offsets into tables after
+NdTileProblem: matrices (at their batch offsets) of fused rows (each a
+contiguous input run; rows' input offsets a mixed-radix sum over the m side's
+dims) by fused columns (each a contiguous output run; columns' output offsets
+over the n side's); its tiles do not span matrices. A block first sums its rows' and columns' offsets into tables after
 its tile, then moves it as a strided shift tile moves a TileProblem's: so a
 permutation such as (3, 2, 1, 0) of 1- and 2-byte elements moves in 16-byte
 accesses, where ndtile (one element an access) is slow on sub-word elements."""
@@ -151,9 +151,8 @@ def strided_problems(c, problem, align: int) -> list[str]:
 
 def nd_problems(c, problem, align: int) -> list[str]:
     """Why ndshift config c cannot run this problem: an NdTileProblem of c's
-    elements without batch dims (its tiles' output runs end at their matrix),
-    input columns adjacent, every stride a multiple of the element, pointers
-    (align) too."""
+    elements, input columns adjacent, every stride a multiple of the element,
+    pointers (align) too."""
     if not isinstance(problem, NdTileProblem):
         return [f"ndshift moves NdTileProblems, not {type(problem).__name__}"]
     e = c.elem_bytes
@@ -161,12 +160,11 @@ def nd_problems(c, problem, align: int) -> list[str]:
         return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"
                 + ("" if problem.out_elem == problem.elem else f" into {problem.out_elem}-byte ones")]
     p = []
-    if problem.batch:
-        p.append("ndshift moves one matrix of fused rows and columns: the problem has batch dims")
     if problem.sci != e:
         p.append(f"ndshift reads input rows as vectors: the column pitch must be the element size ({e} B), "
                  f"not {problem.sci}")
-    strides = [s for _, s in problem.m_side] + [d for _, d in problem.n_side]
+    strides = ([s for _, s in problem.m_side] + [d for _, d in problem.n_side]
+               + [x for d in problem.batch for x in (d.src, d.dst)])
     if any(s % e for s in strides):
         p.append(f"strides must be multiples of the element size ({e} B)")
     if align % e:

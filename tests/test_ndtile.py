@@ -23,8 +23,8 @@ from autotrans.core.problem import ELEM_SIZES
 from autotrans.emulate.banks import warp_ways
 from autotrans.emulate.emulator import emulate_strided, emulate_strided_many
 from autotrans.kernels.config import KernelConfig
-from autotrans.kernels.strided import (ND_COUNTS, byte_extent, nd_args, pack, pointer_alignment, strided_args,
-                                       strided_candidates, strided_problems, strided_shape, strided_space)
+from autotrans.kernels.strided import (ND_COUNTS, byte_extent, launch_shape, nd_args, pack, pointer_alignment,
+                                       strided_args, strided_candidates, strided_problems, strided_shape, strided_space)
 from autotrans.kernels.templates import STRIDED_ARGS, render, render_unit, template_dir, template_file
 from autotrans.results.keys import ProblemKey, check_problem, problem_from_text, problem_text
 from autotrans.results.store import ResultCache
@@ -551,9 +551,13 @@ def ndshift_space(e: int) -> list[KernelConfig]:
 
 
 def ndshift_cases(rng, e):
-    """nd_cases' problems without batch dims, and fused matrices of full tiles
-    of every ndshift config ((3, 2, 1, 0) of 4-D, (2, 1, 0) of 3-D arrays)."""
-    return [c for c in nd_cases(rng, e) if not c.problem.batch] + [
+    """nd_cases' problems whose input columns are adjacent, and fused matrices
+    of full tiles of every ndshift config ((3, 2, 1, 0) of 4-D, (2, 1, 0) of
+    3-D arrays), with batch dims too ((2, 0, 3, 1) of 4-D arrays)."""
+    return [c for c in nd_cases(rng, e) if c.problem.sci == e] + [
+        Case(rng, (3, 130, 9, 41), (2, 0, 3, 1), e),                          # 3 x 130 x 369
+        Case(rng, (2, 300, 7, 23), (2, 0, 3, 1), e, view=np.s_[::-1]),        # 2 x 300 x 161, flipped batch
+        Case(rng, (5, 3, 270, 19), (1, 2, 0, 3)[::-1], e, out_pad=2),         # (3, 0, 2, 1): batch 3, pitched out
         Case(rng, (37, 5, 29, 41), (3, 2, 1, 0), e),                          # 185 x 1189: m and n of 2 dims
         Case(rng, (41, 9, 3, 97), (3, 2, 1, 0), e),                           # 369 x 291
         Case(rng, (33, 19, 45), (2, 1, 0), e),                                # 627 x 45
@@ -562,12 +566,14 @@ def ndshift_cases(rng, e):
 
 
 @pytest.mark.parametrize("e", (1, 2, 4))
-def test_ndshift_moves_fused_problems_without_batch_like_numpy(e):
+def test_ndshift_moves_fused_problems_like_numpy(e):
     """Every ndshift config on fused matrices (rows' input offsets and columns'
     output offsets from its tables): full tiles, ragged ones, tiles of fewer
-    rows than an output vector, rows at every alignment, flipped m sides."""
+    rows than an output vector, rows at every alignment, flipped m sides,
+    batch dims (flipped, pitched)."""
     cases = ndshift_cases(np.random.default_rng(60 + e), e)
     ps = [c.problem for c in cases]
+    assert sum(bool(p.batch) for p in ps) >= 6 and sum(not p.batch for p in ps) >= 6
     ko = 16 // e
     assert {len(p.m_side) for p in ps} >= {2, 3, 4} and {len(p.n_side) for p in ps} >= {1, 2}
     assert any(s < 0 for p in ps for _, s in p.m_side)
@@ -576,14 +582,22 @@ def test_ndshift_moves_fused_problems_without_batch_like_numpy(e):
     run_cases(ndshift_space(e), cases)
 
 
-def test_ndshift_takes_fused_problems_without_batch_only():
-    """ndshift's constraints: an NdTileProblem of its elements without batch
-    dims, input columns adjacent, strides and pointers of whole elements;
-    strided configs of one tile a block without a cast."""
+def test_ndshift_takes_fused_problems_only():
+    """ndshift's constraints: an NdTileProblem of its elements, input columns
+    adjacent, strides (batch dims' too) and pointers of whole elements;
+    strided configs of one tile a block without a cast. Its tiles do not
+    span matrices: it launches B x M x N, where ndtile walks B * M rows."""
     nd = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), 1))
     cfg = ndshift_space(1)[0]
     assert strided_problems(cfg, nd, 16) == []
-    assert "has batch dims" in strided_problems(cfg, fuse_tile(tile_of((33, 65, 129, 61), (2, 0, 3, 1), 1)), 16)[0]
+    batched = fuse_tile(tile_of((33, 65, 129, 61), (2, 0, 3, 1), 1))
+    assert batched.batch and strided_problems(cfg, batched, 16) == []
+    assert launch_shape(cfg, batched) == (33, 65, 61 * 129)
+    assert launch_shape(nd_space(1)[0], batched) == strided_shape(batched) == (1, 33 * 65, 61 * 129)
+    b2 = fuse_tile(tile_of((33, 65, 129, 61), (2, 0, 3, 1), 2))
+    assert strided_problems(ndshift_space(2)[0], b2, 16) == []
+    odd = dataclasses.replace(b2, batch=(Dim(33, 3, b2.batch[0].dst),))      # a batch stride of 3 bytes
+    assert "multiples of the element size" in strided_problems(ndshift_space(2)[0], odd, 16)[0]
     assert "not TileProblem" in strided_problems(cfg, tile_of((33, 65, 129, 61), (3, 2, 1, 0), 1), 16)[0]
     assert "2-byte ones" in strided_problems(cfg, fuse_tile(tile_of((5, 6, 7, 3), (3, 2, 1, 0), 2)), 16)[0]
     assert "column pitch" in strided_problems(cfg, dataclasses.replace(nd, sci=2), 16)[0]
@@ -598,7 +612,7 @@ def test_ndshift_takes_fused_problems_without_batch_only():
 @pytest.mark.parametrize("e", (1, 2, 4))
 def test_the_untuned_rule_keeps_ndtile_where_ndshift_can_run(e):
     """ndshift is a candidate the tuner measures, not the untuned rule's pick:
-    default_strided of a fused problem without batch stays an ndtile config."""
+    default_strided of a fused problem stays an ndtile config."""
     nd = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), e))
     assert any(c.variant == "ndshift" for c in strided_candidates(nd, 16))
     assert default_strided(nd).variant == "ndtile"

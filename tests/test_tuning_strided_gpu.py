@@ -75,10 +75,10 @@ def test_strips_of_shift_tiles_verify_on_the_gpu(problem, cast):
     assert {c.key for c in rec.candidates} == {c.key for c in cfgs}
 
 
-def _fused(shape, axes, dtype, view=np.s_[...]):
+def _fused(shape, axes, dtype, view=np.s_[...], batch=False):
     from autotrans.tuning.strided import run_problem
     p = run_problem(canon(shape, axes, dtype, view=view))
-    assert isinstance(p, layout.NdTileProblem) and not p.batch, p
+    assert isinstance(p, layout.NdTileProblem) and bool(p.batch) == batch, p
     return p
 
 
@@ -86,11 +86,13 @@ def _fused(shape, axes, dtype, view=np.s_[...]):
     _fused((37, 5, 29, 41), (3, 2, 1, 0), np.int8),                  # rows of 41 B at any alignment
     _fused((41, 9, 3, 97), (3, 2, 1, 0), np.float16),
     _fused((9, 70, 37), (2, 1, 0), np.float32, view=np.s_[:, ::2]),   # every other row: a 3-D (2, 1, 0)
-], ids=["int8 4-D", "float16 4-D", "float32 3-D view"])
+    _fused((7, 65, 29, 61), (2, 0, 3, 1), np.float16, batch=True),   # 7 matrices of 65 x 1769
+    _fused((5, 130, 9, 41), (2, 0, 3, 1), np.int8, batch=True),      # 5 matrices of 130 x 369
+], ids=["int8 4-D", "float16 4-D", "float32 3-D view", "float16 4-D batch", "int8 4-D batch"])
 def test_ndshift_verifies_on_the_gpu(problem):
-    """Every candidate of a fused problem without batch dims, ndshift (shift
-    tiles through offset tables, NOTES 49) and ndtile alike, verified bit-exactly
-    (guard bands included) by the tuner, then timed."""
+    """Every candidate of a fused problem, ndshift (shift tiles through offset
+    tables, NOTES 49; batch dims since session 30) and ndtile alike, verified
+    bit-exactly (guard bands included) by the tuner, then timed."""
     cfgs = strided_candidates(problem)
     assert {c.variant for c in cfgs} == {"ndtile", "ndshift"}
     rec = tune_problem(problem, save=False, progress=False, reps=2, top=3)

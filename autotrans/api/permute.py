@@ -153,7 +153,7 @@ def _strided_launcher(problem, align: int, epilogue: str, cast: str, ctx: int, o
     if ch.source not in ("tuned", "shipped"):
         capture.note_problem(problem, cast, epilogue)       # for `autotrans tune --from` (AUTOTRANS_CAPTURE)
     kernel = launch._kernel(ch.config, ctx, dev.arch)
-    return kernel.strided_launcher(strided.strided_shape(problem), strided.strided_args(problem, 0, 0)[2:])
+    return kernel.strided_launcher(strided.launch_shape(ch.config, problem), strided.strided_args(problem, 0, 0)[2:])
 
 
 def as_strided(problem, align: int, cast: str = "none"):

@@ -28,7 +28,7 @@ from ..core.problem import ELEM_SIZES
 from .config import CAST_SIZES, CASTS, EPILOGUE_GROUPS, EPILOGUES, KernelConfig
 from .templates import STRIDED_ARGS
 
-__all__ = ["strided_shape", "strided_args", "nd_args", "pack", "pointer_alignment", "strided_problems",
+__all__ = ["strided_shape", "launch_shape", "strided_args", "nd_args", "pack", "pointer_alignment", "strided_problems",
            "strided_space", "strided_candidates", "epilogue_problems", "as_tile", "as_rows", "as_strided",
            "dense_tile", "dense_problems",
            "byte_extent"]
@@ -57,6 +57,15 @@ def strided_shape(problem: TileProblem | RowsProblem) -> tuple[int, int, int]:
     if isinstance(problem, NdTileProblem):
         return 1, count * problem.m, problem.n
     return 1, count, problem.n
+
+
+def launch_shape(cfg: KernelConfig, problem: TileProblem | RowsProblem) -> tuple[int, int, int]:
+    """The (B, M, N) whose blocks (KernelConfig.blocks) config cfg launches for
+    this problem: strided_shape's, but ndshift's tiles, which do not span
+    matrices, walk an NdTileProblem's B matrices of M x N apart."""
+    if cfg.variant == "ndshift" and isinstance(problem, NdTileProblem):
+        return math.prod(d.size for d in problem.batch), problem.m, problem.n
+    return strided_shape(problem)
 
 
 def strided_args(problem: TileProblem | RowsProblem, src_ptr: int, dst_ptr: int) -> tuple:
@@ -104,7 +113,7 @@ def strided_problems(cfg: KernelConfig, problem: TileProblem | RowsProblem, alig
     fam = cfg.family
     p = list(fam.strided_problems(cfg, problem, align)) or epilogue_problems(cfg.epilogue, problem)
     if not p:
-        p = cfg.launch_problems(strided_shape(problem))
+        p = cfg.launch_problems(launch_shape(cfg, problem))
     return p
 
 

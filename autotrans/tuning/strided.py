@@ -23,7 +23,7 @@ from ..core.layout import NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import dtype_of_size
 from ..families import ndtile as _ndtile
 from ..kernels.config import EPILOGUE_GROUPS, KernelConfig
-from ..kernels.strided import byte_extent, strided_args, strided_problems, strided_shape, strided_space
+from ..kernels.strided import byte_extent, launch_shape, strided_args, strided_problems, strided_shape, strided_space
 from ..results.keys import ProblemKey, check_problem, problem_text
 from ..results.record import TuneRecord
 from ..results.shipped import for_device, shipped_problems
@@ -239,7 +239,7 @@ class StridedBuffers(TimedBuffers):
         memory.htod(self._before, before)
 
     def _go(self, kernel):
-        return kernel.strided_launcher(self.bmn, self.args)
+        return kernel.strided_launcher(launch_shape(kernel.cfg, self.problem), self.args)
 
     def _check(self, kernel) -> tuple[int, int]:
         """The guarded buffer reset to host_buffers' before, one launch of
