@@ -6,7 +6,7 @@ both variants is verified and timed by the tuner (tune_problem: interleaved
 with a memcpy of the same bytes, the L2 flushed before every timed launch,
 CUDA events, medians), nothing saved. Prints and writes, per problem, the
 best of each variant and the untuned rule's pick (default_strided), as
-fractions of the memcpy in the same run.
+fractions of the memcpy in the same run (the JSON: every candidate's too).
 
     python benchmarks/nd_probe.py --out /tmp/nd               # every case
     python benchmarks/nd_probe.py --out /tmp/nd --cases int8  # labels matching a regex
@@ -44,6 +44,7 @@ def probe(shape, dtype, axes) -> dict:
     import numpy as np
 
     from autotrans.core import layout
+    from autotrans.results.keys import problem_text
     from autotrans.tuning.strided import default_strided, run_problem, tune_problem
     e = np.dtype(dtype).itemsize
     strides = tuple(int(s) for s in np.empty(shape, dtype).strides)
@@ -59,7 +60,8 @@ def probe(shape, dtype, axes) -> dict:
     return {"case": label(shape, dtype, axes), "problem": type(problem).__name__,
             "batch": len(getattr(problem, "batch", ())), "m": problem.m, "n": problem.n,
             "memcpy_us": rec.memcpy_us, "ndtile": best("ndtile"), "ndshift": best("ndshift"),
-            "untuned": {"key": pick, "of_memcpy": frac.get(pick)}, "failures": len(rec.failures)}
+            "untuned": {"key": pick, "of_memcpy": frac.get(pick)}, "failures": len(rec.failures),
+            "problem_text": problem_text(problem), "all": frac}
 
 
 def main(argv=None) -> int:
