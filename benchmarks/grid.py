@@ -16,6 +16,7 @@ shipped in the same export for permute() (api.strided_select).
     python benchmarks/grid.py                # about 6 minutes on an H200
     python benchmarks/grid.py --list         # the grid (no GPU needed)
     python benchmarks/grid.py --resume       # keep the shapes and problems the export already holds
+    python benchmarks/grid.py --resume --problems-only   # tune the missing strided problems, no shape
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--budget-s", type=float, default=300.0,
                     help="start no tune after this many seconds (default: %(default)s)")
     ap.add_argument("--resume", action="store_true", help="keep the current entries of --out, tune the rest")
+    ap.add_argument("--problems-only", action="store_true", help="tune no shape, only the strided problems")
     ap.add_argument("--list", action="store_true", help="print the grid and exit")
     return ap
 
@@ -109,7 +111,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="autotrans-grid-") as d:
         cache = ResultCache(d)
         have = _resume(cache, out, dev.id.text, space_id()) if args.resume else set()
-        todo = [c for c in cases if (c.bmn, c.elem_bytes) not in have]
+        todo = [] if args.problems_only else [c for c in cases if (c.bmn, c.elem_bytes) not in have]
         print(f"{len(todo)} of {len(cases)} shapes to tune on {dev.id.text}", flush=True)
         for i, c in enumerate(todo):
             if time.monotonic() - t0 > args.budget_s:
