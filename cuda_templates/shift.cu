@@ -275,7 +275,9 @@ struct {{ name }}_k {
       int r = i / NVR, v = i % NVR;
       const char* p = TABLES ? in_row(t, s, r) : t.in + (unsigned long long)(uint32_t)(r < rows_left(t) ? r : rows_left(t) - 1) * t.ldi;
       uint32_t sh = (uint32_t)(uintptr_t)p & (V - 1);
-      if ((uint32_t)(v * V) < sh + valid) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V); else at::idle_g(0);
+      const bool row = !TABLES || r < rows_left(t);   // ndshift: rows past the matrix's last are not read again
+      if (row && (uint32_t)(v * V) < sh + valid) at::cp_async16(s, (uint32_t)(r * RAWB + v * V), p - sh + v * V);
+      else at::idle_g(0);
     }
     at::cp_async_wait();
   }
@@ -474,13 +476,16 @@ struct {{ name }}_k {
 #pragma unroll
       for (int k = 0; k < IT3; ++k) {
         uint32_t i = tid + k * NT, c = i / (TR / KO), wv = i % (TR / KO);
-        store_vector(t, s, c, wv, sm);
+        if constexpr (TABLES) store_vector_nd(t, s, c, wv); else store_vector(t, s, c, wv, sm);
       }
     } else if constexpr (!OVERLAP) {
       if (edge_vectors(t)) {
         const uint32_t n = (uint32_t)t.cols * (TR / KO);   // the vectors of the tile's valid output rows
 #pragma unroll 1
-        for (uint32_t i = tid; i < n; i += NT) store_vector(t, s, i / (TR / KO), i % (TR / KO), sm);
+        for (uint32_t i = tid; i < n; i += NT) {
+          if constexpr (TABLES) store_vector_nd(t, s, i / (TR / KO), i % (TR / KO));
+          else store_vector(t, s, i / (TR / KO), i % (TR / KO), sm);
+        }
       } else if constexpr (TABLES) {
         store_elems_nd(t, s, tid);
       } else {
@@ -515,6 +520,49 @@ struct {{ name }}_k {
       at::idle_g(1);
     } else if (first(t) && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
       VecT a = at::cast_vec<CAST, VecIT, VecT>(at::lds_span<VecIT, 4>(s, off(0, c)));
+      at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
+    } else if (first(t)) {
+      at::idle_pieces<VecT>();
+    }
+  }
+
+  // ndshift: whether the tile's output rows c and c + 1 (its columns) are one
+  // run in memory (row c + 1 starts where row c ends) and the tile holds both
+  // whole (its matrix's rows fit one tile): the vector they share is then
+  // written whole, by row c + 1 (store_vector_nd). Where a fused matrix has few
+  // rows, its output rows are short and follow one another: (2, 0, 3, 1) orders.
+  __host__ __device__ static __forceinline__ bool joins(const at::Tile& t, const char* s, uint32_t c) {
+    if constexpr (TABLES)
+      return t.top && t.left <= TR && c + 1 < (uint32_t)t.cols && out_col(t, s, c + 1) == out_col(t, s, c) + t.left * E;
+    else
+      return false;
+  }
+
+  // store_vector for ndshift (TABLES): its output rows follow one another where
+  // joins says so; no seams. (A copy: the shared body changed nvcc's code for the
+  // other shift kernels, as in NOTES 35.)
+  __host__ __device__ static __forceinline__ void store_vector_nd(const at::Tile& t, const char* s, uint32_t c,
+                                                                  uint32_t wv) {
+    char* o = out_col(t, s, c);
+    uint32_t d = (uint32_t)(-(uintptr_t)o) & (V - 1);  // bytes from o to the next aligned address
+    char* p = o + d + wv * V;
+    VecT v = at::lds_span<VecT, E>(s, off(0, c) + d + wv * V);
+    if (rows_left(t) >= ROWS - 1) {
+      at::stg<VecT>(p, v);
+    } else {
+      long long end = (long long)rows_left(t) * E - d - wv * V;  // bytes of the output row from p on
+      if (end >= V) at::stg<VecT>(p, v), at::idle_pieces<VecT>();
+      else if (end > 0 && !joins(t, s, c)) at::idle_g(1), at::stg_upto(p, v, (uint32_t)end);
+      else at::idle_g(1), at::idle_pieces<VecT>();
+    }
+    const bool joined = c > 0 && joins(t, s, c - 1);
+    if (joined && wv == 0 && d) {  // row c - 1's last bytes and this row's first, whole
+      const VecT x = at::lds_span<VecT, E>(s, off(0, c - 1) + (uint32_t)t.left * E - V);
+      at::stg<VecT>(p - V, at::shift_bytes(x, at::lds_span<VecT, E>(s, off(0, c)), d));
+    } else if (joined) {
+      at::idle_g(1);
+    } else if (first(t) && wv == 0 && d) {  // the matrix's first tile: the row's first bytes
+      VecT a = at::lds_span<VecT, 4>(s, off(0, c));
       at::stg_from(p - V, at::shift_bytes(a, a, d), V - d);
     } else if (first(t)) {
       at::idle_pieces<VecT>();

@@ -553,11 +553,17 @@ def ndshift_space(e: int) -> list[KernelConfig]:
 def ndshift_cases(rng, e):
     """nd_cases' problems whose input columns are adjacent, and fused matrices
     of full tiles of every ndshift config ((3, 2, 1, 0) of 4-D, (2, 1, 0) of
-    3-D arrays), with batch dims too ((2, 0, 3, 1) of 4-D arrays)."""
+    3-D arrays), with batch dims too ((2, 0, 3, 1) of 4-D arrays), and
+    matrices of one tile's rows whose output rows follow one another."""
     return [c for c in nd_cases(rng, e) if c.problem.sci == e] + [
         Case(rng, (3, 130, 9, 41), (2, 0, 3, 1), e),                          # 3 x 130 x 369
         Case(rng, (2, 300, 7, 23), (2, 0, 3, 1), e, view=np.s_[::-1]),        # 2 x 300 x 161, flipped batch
         Case(rng, (5, 3, 270, 19), (1, 2, 0, 3)[::-1], e, out_pad=2),         # (3, 0, 2, 1): batch 3, pitched out
+        # matrices of one tile's rows whose output rows follow one another (joins)
+        Case(rng, (3, 45, 9, 41), (2, 0, 3, 1), e),                           # 3 x 45 x 369
+        Case(rng, (4, 20, 5, 37), (2, 0, 3, 1), e),                           # 4 x 20 x 185
+        Case(rng, (3, 5, 4, 97), (3, 2, 1, 0), e),                            # 60 x 97
+        Case(rng, (2, 100, 7, 23), (2, 0, 3, 1), e, out_pad=1),               # pitched: rows do not follow
         Case(rng, (37, 5, 29, 41), (3, 2, 1, 0), e),                          # 185 x 1189: m and n of 2 dims
         Case(rng, (41, 9, 3, 97), (3, 2, 1, 0), e),                           # 369 x 291
         Case(rng, (33, 19, 45), (2, 1, 0), e),                                # 627 x 45
