@@ -48,7 +48,7 @@ CASES = [  # (name, shape, dtype, axes, slice or None, what the target asks)
       for ax in ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))],
     *[("4-D", (33, 65, 129, 61), "float32", ax, None, ">= 0.85")
       for ax in ((3, 2, 1, 0), (1, 3, 0, 2), (2, 0, 3, 1))],
-    # sub-word 4-D orders (fused tiles of 1- and 2-byte elements; added in session 29, not yet run)
+    # sub-word 4-D orders (fused tiles of 1- and 2-byte elements; first run in session 30, NOTES 50)
     ("4-D int8", (133, 65, 129, 61), "int8", (3, 2, 1, 0), None, ">= 0.85"),
     ("4-D float16", (67, 65, 129, 61), "float16", (2, 0, 3, 1), None, ">= 0.85"),
     ("5-D", (17, 19, 23, 29, 61), "float64", (4, 2, 0, 3, 1), None, ">= 0.85"),
