@@ -69,7 +69,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="folder for nd_probe.json")
     ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
     args = ap.parse_args(argv)
-    rows = []
+    rows, out = [], Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     for shape, dtype, axes in CASES:
         if not re.search(args.cases, label(shape, dtype, axes)):
             continue
@@ -79,9 +80,7 @@ def main(argv=None) -> int:
         print(f"{r['case']:42s} {r['problem']} batch {r['batch']} {r['m']}x{r['n']}: "
               f"ndtile {f['ndtile']:.3f} ndshift {f['ndshift']:.3f} untuned {f['untuned']:.3f} "
               f"[{r['ndshift']['key']}] fail {r['failures']}", flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "nd_probe.json").write_text(json.dumps(rows, indent=1) + "\n")
+        (out / "nd_probe.json").write_text(json.dumps(rows, indent=1) + "\n")   # each case: a run cut short keeps them
     return 0
 
 
