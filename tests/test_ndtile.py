@@ -29,7 +29,8 @@ from autotrans.kernels.templates import STRIDED_ARGS, render, render_unit, templ
 from autotrans.results.keys import ProblemKey, check_problem, problem_from_text, problem_text
 from autotrans.results.store import ResultCache
 from autotrans.tuning.space import space_id
-from autotrans.tuning.strided import _ND_DEFAULT, run_problem, best_strided, default_strided, host_buffers
+from autotrans.tuning.strided import strided_candidates as tuning_candidates
+from autotrans.tuning.strided import _ND_DEFAULT, _ND_SHIFT_DEFAULT, run_problem, best_strided, default_strided, host_buffers
 
 from conftest import H200
 from test_problem_keys import problem_record
@@ -245,7 +246,10 @@ def test_candidates_default_and_lookup(tmp_path):
     assert default_strided(short).key == "ndtile:e4:32x64:t128:v4:r1:p1:none:row:strided"
     for e in (1, 2, 4, 8, 16):                 # each element size's measured default is in its space
         d = default_strided(fuse_tile(tile_of((5, 6, 7, 3), (3, 2, 1, 0), e)))
-        assert (d.tile_rows, d.tile_cols, d.threads, d.order) in _ND_DEFAULT[e], e
+        if e in _ND_SHIFT_DEFAULT:
+            assert d.variant == "ndshift" and (d.tile_rows, d.tile_cols, d.threads) == _ND_SHIFT_DEFAULT[e], e
+        else:
+            assert (d.tile_rows, d.tile_cols, d.threads, d.order) in _ND_DEFAULT[e], e
     assert default_strided(nd, epilogue="conj32") is None   # 4-byte elements split conj32's groups
     c8 = fuse_tile(tile_of((5, 6, 7), (2, 1, 0), 8))
     assert default_strided(c8, epilogue="conj32").epilogue == "conj32"
@@ -615,13 +619,21 @@ def test_ndshift_takes_fused_problems_only():
     assert KernelConfig.from_key(cfg.key) == cfg and cfg.key.startswith("ndshift:e1:")
 
 
-@pytest.mark.parametrize("e", (1, 2, 4))
-def test_the_untuned_rule_keeps_ndtile_where_ndshift_can_run(e):
-    """ndshift is a candidate the tuner measures, not the untuned rule's pick:
-    default_strided of a fused problem stays an ndtile config."""
-    nd = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), e))
-    assert any(c.variant == "ndshift" for c in strided_candidates(nd, 16))
-    assert default_strided(nd).variant == "ndtile"
+def test_the_untuned_rule_takes_ndshift_for_sub_word_elements():
+    """1- and 2-byte fused problems take the _ND_SHIFT_DEFAULT ndshift tile,
+    batched or not; 4-byte ones, and sub-word ones ndshift cannot run
+    (input columns not adjacent), keep ndtile."""
+    for e in (1, 2):
+        for shape, axes in (((33, 65, 129, 61), (3, 2, 1, 0)), ((33, 65, 129, 61), (2, 0, 3, 1))):
+            nd = fuse_tile(tile_of(shape, axes, e))
+            d = default_strided(nd)
+            assert d.variant == "ndshift" and (d.tile_rows, d.tile_cols, d.threads) == _ND_SHIFT_DEFAULT[e], (e, axes)
+            assert tuning_candidates(nd)[0] == d          # the default leads the tuner's (the early-stop bar)
+    nd4 = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), 4))
+    assert any(c.variant == "ndshift" for c in strided_candidates(nd4, 16))
+    assert default_strided(nd4).variant == "ndtile"
+    pitched = dataclasses.replace(fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), 2)), sci=4)
+    assert default_strided(pitched).variant == "ndtile"
 
 
 def test_ndshift_bank_report_has_its_tables_and_no_races():

@@ -60,8 +60,9 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     WIDE_VECS: the (B,S,H,D) float32 -> bfloat16 rows 0.85 -> 0.94 of a copy
     untuned on the H200, NOTES 27); then the tile whose row is nearest
     the problem's row without exceeding it (log2 distance, a longer one
-    counting twice). An NdTileProblem takes the _ND_DEFAULT tile of the best
-    _nd_score. None when none can."""
+    counting twice). An NdTileProblem takes the _ND_SHIFT_DEFAULT ndshift
+    tile for 1- and 2-byte elements where it runs, else the _ND_DEFAULT tile
+    of the best _nd_score. None when none can."""
     fits = [c for c in strided_space(problem.elem, epilogue, cast)
             if not _fit(c, problem, align, limits, epilogue, cast)]
     if not fits:
@@ -73,7 +74,12 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
         want = _ND_DEFAULT.get(problem.elem, ())
         rank = {t: -i for i, t in enumerate(want)}
         tile = lambda c: (c.tile_rows, c.tile_cols, c.threads, c.order)  # noqa: E731
-        fits = [c for c in fits if c.variant == "ndtile"] or fits     # ndshift: a tuning candidate, not measured
+        nd_shift = _ND_SHIFT_DEFAULT.get(problem.elem)
+        shift = next((c for c in fits if c.variant == "ndshift"
+                      and (c.tile_rows, c.tile_cols, c.threads) == nd_shift), None)
+        if shift is not None:
+            return shift
+        fits = [c for c in fits if c.variant == "ndtile"] or fits
         pick = [c for c in fits if tile(c) in rank] or fits
         return max(pick, key=lambda c: (_nd_score(c, problem), rank.get(tile(c), 0), -pick.index(c)))
     row = problem.n * problem.elem
@@ -117,6 +123,11 @@ _ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "ro
                4: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
                8: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
                16: ((32, 32, 128, "row"),)}
+# The ndshift tile (rows, columns, threads) per element size for fused problems:
+# ndshift reads and writes 16-byte vectors where ndtile moves sub-word elements
+# one by one (int8 (133,65,129,61) (3,2,1,0): 0.21 -> 0.69 of a memcpy on the
+# H200, NOTES 50).
+_ND_SHIFT_DEFAULT = {1: (256, 64, 256), 2: (128, 64, 256)}
 FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
 
 
