@@ -71,17 +71,7 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     if shift is not None:
         return shift
     if isinstance(problem, NdTileProblem):
-        want = _ND_DEFAULT.get(problem.elem, ())
-        rank = {t: -i for i, t in enumerate(want)}
-        tile = lambda c: (c.tile_rows, c.tile_cols, c.threads, c.order)  # noqa: E731
-        nd_shift = _ND_SHIFT_DEFAULT.get(problem.elem)
-        shift = next((c for c in fits if c.variant == "ndshift"
-                      and (c.tile_rows, c.tile_cols, c.threads) == nd_shift), None)
-        if shift is not None:
-            return shift
-        fits = [c for c in fits if c.variant == "ndtile"] or fits
-        pick = [c for c in fits if tile(c) in rank] or fits
-        return max(pick, key=lambda c: (_nd_score(c, problem), rank.get(tile(c), 0), -pick.index(c)))
+        return _nd_default(problem, fits)
     row = problem.n * problem.elem
 
     def score(c):
@@ -90,6 +80,21 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
         return (_FAMILY_RANK.get(c.variant, -1), c.vec_bytes, fit, c.threads, c.key)
 
     return max(fits, key=score)
+
+
+def _nd_default(problem: NdTileProblem, fits: list) -> KernelConfig:
+    """A fused problem's untuned pick among fits: the _ND_SHIFT_DEFAULT ndshift
+    tile where it runs, else the _ND_DEFAULT ndtile tile of the best _nd_score."""
+    want_shift = _ND_SHIFT_DEFAULT.get(problem.elem)
+    shift = next((c for c in fits if c.variant == "ndshift"
+                  and (c.tile_rows, c.tile_cols, c.threads) == want_shift), None)
+    if shift is not None:
+        return shift
+    fits = [c for c in fits if c.variant == "ndtile"] or fits
+    rank = {t: -i for i, t in enumerate(_ND_DEFAULT.get(problem.elem, ()))}
+    tile = lambda c: (c.tile_rows, c.tile_cols, c.threads, c.order)  # noqa: E731
+    pick = [c for c in fits if tile(c) in rank] or fits
+    return max(pick, key=lambda c: (_nd_score(c, problem), rank.get(tile(c), 0), -pick.index(c)))
 
 
 # The shift tile (rows, columns, threads) per element size that won on the H200
