@@ -10,6 +10,11 @@ fractions of the memcpy in the same run (the JSON: every candidate's too).
 
     python benchmarks/nd_probe.py --out /tmp/nd               # every case
     python benchmarks/nd_probe.py --out /tmp/nd --cases int8  # labels matching a regex
+    python benchmarks/nd_probe.py --out /tmp/nd --sectors     # sector bounds instead (no GPU)
+
+With --sectors, each candidate's bound is the emulator's count (ideal sectors
+of reading the input and writing the output once, over the sectors the launch
+touches: autotrans.emulate.strided_sectors), about a minute a case.
 """
 from __future__ import annotations
 
@@ -41,46 +46,74 @@ def label(shape, dtype, axes) -> str:
 
 
 def probe(shape, dtype, axes) -> dict:
-    import numpy as np
-
-    from autotrans.core import layout
     from autotrans.results.keys import problem_text
-    from autotrans.tuning.strided import default_strided, run_problem, tune_problem
-    e = np.dtype(dtype).itemsize
-    strides = tuple(int(s) for s in np.empty(shape, dtype).strides)
-    problem = run_problem(layout.canonical(shape, strides, e, axes))
+    from autotrans.tuning.strided import default_strided, tune_problem
+    problem = fused_problem(shape, dtype, axes)
     rec = tune_problem(problem, save=False, progress=False)
     frac = {c.key: rec.memcpy_us / c.median_us for c in rec.candidates}
 
     def best(variant):
         keys = [k for k in frac if k.startswith(variant + ":")]
         k = max(keys, key=frac.get, default=None)
-        return {"key": k, "of_memcpy": frac.get(k)}
+        return {"key": k, "fraction": frac.get(k)}
     pick = default_strided(problem).key
     return {"case": label(shape, dtype, axes), "problem": type(problem).__name__,
             "batch": len(getattr(problem, "batch", ())), "m": problem.m, "n": problem.n,
             "memcpy_us": rec.memcpy_us, "ndtile": best("ndtile"), "ndshift": best("ndshift"),
-            "untuned": {"key": pick, "of_memcpy": frac.get(pick)}, "failures": len(rec.failures),
+            "untuned": {"key": pick, "fraction": frac.get(pick)}, "failures": len(rec.failures),
             "problem_text": problem_text(problem), "all": frac}
+
+
+def fused_problem(shape, dtype, axes):
+    """The problem permute() runs for x.transpose(axes) of a C-contiguous x."""
+    import numpy as np
+
+    from autotrans.core import layout
+    from autotrans.tuning.strided import run_problem
+    strides = tuple(int(s) for s in np.empty(shape, dtype).strides)
+    return run_problem(layout.canonical(shape, strides, np.dtype(dtype).itemsize, axes))
+
+
+def bounds(shape, dtype, axes) -> dict:
+    """Every ndshift and ndtile candidate's sector bound (no GPU), best of each and the untuned pick's."""
+    from autotrans.emulate.sectors import strided_sectors
+    from autotrans.tuning.strided import default_strided, strided_candidates
+    problem = fused_problem(shape, dtype, axes)
+    frac = {}
+    for c in strided_candidates(problem):
+        if c.variant in ("ndshift", "ndtile"):
+            s = strided_sectors(c, problem)
+            frac[c.key] = (s.ideal + s.out_ideal) / (s.load_sectors + s.store_sectors)
+
+    def best(variant):
+        k = max((k for k in frac if k.startswith(variant + ":")), key=frac.get, default=None)
+        return {"key": k, "fraction": frac.get(k)}
+    pick = default_strided(problem).key
+    return {"case": label(shape, dtype, axes), "problem": type(problem).__name__,
+            "batch": len(getattr(problem, "batch", ())), "m": problem.m, "n": problem.n,
+            "ndtile": best("ndtile"), "ndshift": best("ndshift"),
+            "untuned": {"key": pick, "fraction": frac.get(pick)}, "failures": 0, "all": frac}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="folder for nd_probe.json")
     ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
+    ap.add_argument("--sectors", action="store_true",
+                    help="the emulator's sector bounds instead of timings (no GPU); writes nd_bounds.json")
     args = ap.parse_args(argv)
     rows, out = [], Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for shape, dtype, axes in CASES:
         if not re.search(args.cases, label(shape, dtype, axes)):
             continue
-        r = probe(shape, dtype, axes)
+        r = (bounds if args.sectors else probe)(shape, dtype, axes)
         rows.append(r)
-        f = {k: (r[k]["of_memcpy"] or 0) for k in ("ndtile", "ndshift", "untuned")}
+        f = {k: (r[k]["fraction"] or 0) for k in ("ndtile", "ndshift", "untuned")}
         print(f"{r['case']:42s} {r['problem']} batch {r['batch']} {r['m']}x{r['n']}: "
               f"ndtile {f['ndtile']:.3f} ndshift {f['ndshift']:.3f} untuned {f['untuned']:.3f} "
               f"[{r['ndshift']['key']}] fail {r['failures']}", flush=True)
-        (out / "nd_probe.json").write_text(json.dumps(rows, indent=1) + "\n")   # each case: a run cut short keeps them
+        (out / ("nd_bounds.json" if args.sectors else "nd_probe.json")).write_text(json.dumps(rows, indent=1) + "\n")   # each case: a run cut short keeps them
     return 0
 
 

@@ -831,6 +831,27 @@ def test_strip_probe_dense_offers_the_dense_space_and_strips_that_transpose_each
         assert _given(cfgs, (1, m, n)) == cfgs
 
 
+def test_nd_probe_sectors_bounds_every_fused_candidate_and_names_the_best_of_each_variant(tmp_path, capsys):
+    """nd_probe --sectors (no GPU): every ndshift and ndtile candidate of a
+    case's fused problem gets its emulator sector bound, in (0, 1]; each
+    variant's best is the maximum of its own; the untuned pick is among them;
+    the JSON is written."""
+    probe = _script("nd_probe")
+    r = probe.bounds((5, 33, 7, 61), "int8", (3, 2, 1, 0))
+    assert r["problem"] == "NdTileProblem" and r["m"] * r["n"] == 5 * 33 * 7 * 61
+    assert {k.split(":")[0] for k in r["all"]} == {"ndshift", "ndtile"}
+    assert all(0 < f <= 1 for f in r["all"].values())
+    for v in ("ndshift", "ndtile"):
+        mine = {k: f for k, f in r["all"].items() if k.startswith(v + ":")}
+        assert r[v]["fraction"] == max(mine.values()) and mine[r[v]["key"]] == r[v]["fraction"]
+    assert r["untuned"]["fraction"] == r["all"][r["untuned"]["key"]]
+    probe.CASES = [((5, 33, 7, 61), "int8", (3, 2, 1, 0)), ((9, 8, 7), "float16", (2, 1, 0))]
+    assert probe.main(["--out", str(tmp_path), "--sectors", "--cases", "int8"]) == 0
+    rows = json.loads((tmp_path / "nd_bounds.json").read_text())
+    assert [x["case"] for x in rows] == ["5x33x7x61 int8 (3, 2, 1, 0)"] and rows[0]["all"] == r["all"]
+    assert "ndshift" in capsys.readouterr().out
+
+
 def test_grid_saves_its_problems_as_it_goes_and_skips_those_it_has():
     """grid.py's problem loop: problems the export already holds are not tuned
     (no GPU is asked here), and the export is written every EXPORT_EVERY

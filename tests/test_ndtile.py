@@ -29,6 +29,7 @@ from autotrans.kernels.templates import STRIDED_ARGS, render, render_unit, templ
 from autotrans.results.keys import ProblemKey, check_problem, problem_from_text, problem_text
 from autotrans.results.store import ResultCache
 from autotrans.tuning.space import space_id
+from autotrans.tuning import strided as tuning_strided
 from autotrans.tuning.strided import strided_candidates as tuning_candidates
 from autotrans.tuning.strided import _ND_DEFAULT, _ND_SHIFT_DEFAULT, run_problem, best_strided, default_strided, host_buffers
 
@@ -246,7 +247,7 @@ def test_candidates_default_and_lookup(tmp_path):
     assert default_strided(short).key == "ndtile:e4:32x64:t128:v4:r1:p1:none:row:strided"
     for e in (1, 2, 4, 8, 16):                 # each element size's measured default is in its space
         d = default_strided(fuse_tile(tile_of((5, 6, 7, 3), (3, 2, 1, 0), e)))
-        if e in _ND_SHIFT_DEFAULT:
+        if tuning_strided.ND_SHIFT_UNTUNED and e in _ND_SHIFT_DEFAULT:
             assert d.variant == "ndshift" and (d.tile_rows, d.tile_cols, d.threads) == _ND_SHIFT_DEFAULT[e], e
         else:
             assert (d.tile_rows, d.tile_cols, d.threads, d.order) in _ND_DEFAULT[e], e
@@ -619,10 +620,15 @@ def test_ndshift_takes_fused_problems_only():
     assert KernelConfig.from_key(cfg.key) == cfg and cfg.key.startswith("ndshift:e1:")
 
 
-def test_the_untuned_rule_takes_ndshift_for_sub_word_elements():
-    """1- and 2-byte fused problems take the _ND_SHIFT_DEFAULT ndshift tile,
-    batched or not; 4-byte ones, and sub-word ones ndshift cannot run
-    (input columns not adjacent), keep ndtile."""
+def test_the_untuned_rule_takes_ndshift_for_sub_word_elements(monkeypatch):
+    """With ND_SHIFT_UNTUNED, 1- and 2-byte fused problems take the
+    _ND_SHIFT_DEFAULT ndshift tile, batched or not; 4-byte ones, and sub-word
+    ones ndshift cannot run (input columns not adjacent), keep ndtile;
+    without it every fused problem takes ndtile."""
+    nd1 = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), 1))
+    monkeypatch.setattr(tuning_strided, "ND_SHIFT_UNTUNED", False)
+    assert default_strided(nd1).variant == "ndtile"
+    monkeypatch.setattr(tuning_strided, "ND_SHIFT_UNTUNED", True)
     for e in (1, 2):
         for shape, axes in (((33, 65, 129, 61), (3, 2, 1, 0)), ((33, 65, 129, 61), (2, 0, 3, 1))):
             nd = fuse_tile(tile_of(shape, axes, e))

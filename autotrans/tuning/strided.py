@@ -60,9 +60,7 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     WIDE_VECS: the (B,S,H,D) float32 -> bfloat16 rows 0.85 -> 0.94 of a copy
     untuned on the H200, NOTES 27); then the tile whose row is nearest
     the problem's row without exceeding it (log2 distance, a longer one
-    counting twice). An NdTileProblem takes the _ND_SHIFT_DEFAULT ndshift
-    tile for 1- and 2-byte elements where it runs, else the _ND_DEFAULT tile
-    of the best _nd_score. None when none can."""
+    counting twice). An NdTileProblem: _nd_default. None when none can."""
     fits = [c for c in strided_space(problem.elem, epilogue, cast)
             if not _fit(c, problem, align, limits, epilogue, cast)]
     if not fits:
@@ -84,8 +82,9 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
 
 def _nd_default(problem: NdTileProblem, fits: list) -> KernelConfig:
     """A fused problem's untuned pick among fits: the _ND_SHIFT_DEFAULT ndshift
-    tile where it runs, else the _ND_DEFAULT ndtile tile of the best _nd_score."""
-    want_shift = _ND_SHIFT_DEFAULT.get(problem.elem)
+    tile where it runs (while ND_SHIFT_UNTUNED), else the _ND_DEFAULT ndtile
+    tile of the best _nd_score."""
+    want_shift = _ND_SHIFT_DEFAULT.get(problem.elem) if ND_SHIFT_UNTUNED else None
     shift = next((c for c in fits if c.variant == "ndshift"
                   and (c.tile_rows, c.tile_cols, c.threads) == want_shift), None)
     if shift is not None:
@@ -131,8 +130,12 @@ _ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "ro
 # The ndshift tile (rows, columns, threads) per element size for fused problems:
 # ndshift reads and writes 16-byte vectors where ndtile moves sub-word elements
 # one by one (int8 (133,65,129,61) (3,2,1,0): 0.21 -> 0.69 of a memcpy on the
-# H200, NOTES 50).
+# H200, NOTES 50); by the emulator's sector bounds above ndtile's best on 10 of
+# nd_probe.py's 11 sub-word orders (NOTES 51). The untuned rule takes them only
+# while ND_SHIFT_UNTUNED: an untuned pick runs unverified, so that waits for
+# ndshift's GPU test on today's kernel (batch dims and joined rows, NOTES 50).
 _ND_SHIFT_DEFAULT = {1: (256, 64, 256), 2: (128, 64, 256)}
+ND_SHIFT_UNTUNED = False
 FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
 
 
