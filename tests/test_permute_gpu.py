@@ -219,6 +219,39 @@ def test_strided_config_choice_covers_every_element_size_and_alignment():
             assert permute_mod.strided_config(rows, align, dev.limits).variant == "rows"
 
 
+ND_SHIFT_CASES = [   # (shape, axes, view): fused problems of sub-word elements
+    ((37, 5, 29, 41), (3, 2, 1, 0), None),               # no batch; rows of 41 elements at any alignment
+    ((7, 65, 29, 61), (2, 0, 3, 1), None),               # batch dims; joined rows (65-row matrices)
+    ((5, 130, 9, 41), (2, 0, 3, 1), None),               # batch dims; 130 rows: two tiles of rows
+    ((61, 33, 101, 33), (1, 3, 2, 0), None),             # 33- and 61-element runs
+    ((45, 2400, 61), (2, 1, 0), None),
+    ((9, 70, 37), (2, 1, 0), np.s_[:, ::2]),             # every other row of a view
+]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float16])
+def test_the_ndshift_untuned_rule_moves_sub_word_permutations_exactly(dtype, monkeypatch):
+    """With tuning.strided.ND_SHIFT_UNTUNED (off on main until this passes,
+    benchmarks/NOTES.md 51), permute() of 1- and 2-byte fused orders runs
+    ndshift untuned (batch dims, joined rows, views): bytes as NumPy's."""
+    torch = torch_mod()
+    from autotrans.tuning import strided as tuning_strided
+    monkeypatch.setattr(tuning_strided, "ND_SHIFT_UNTUNED", True)
+    picks = []
+    for i, (shape, axes, view) in enumerate(ND_SHIFT_CASES):
+        h = host_random(shape, dtype, 70 + i)
+        t = to_torch(h)
+        if view is not None:
+            h, t = h[view], t[view]
+        else:
+            ch = autotrans.explain(shape, np.dtype(dtype).name, axes=axes)
+            picks.append((ch.source, ch.config.variant if ch.config else None))
+        for _ in range(2):                               # the full path, then the remembered route
+            got = torch_host(autotrans.permute(t, axes))
+            assert got.tobytes() == np.ascontiguousarray(np.transpose(h, axes)).tobytes(), (shape, axes, dtype)
+    assert all(v == "ndshift" for src, v in picks if src == "untuned") and ("untuned", "ndshift") in picks, picks
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_conj_of_random_permutations_of_views_matches_numpy(dtype):
     """permute(conj=True) of torch and CuPy views (random bits: NaN payloads
