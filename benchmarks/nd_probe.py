@@ -46,22 +46,27 @@ def label(shape, dtype, axes) -> str:
 
 
 def probe(shape, dtype, axes) -> dict:
+    """Every candidate tuned and timed (fractions of the memcpy in the same run)."""
     from autotrans.results.keys import problem_text
-    from autotrans.tuning.strided import default_strided, tune_problem
+    from autotrans.tuning.strided import tune_problem
     problem = fused_problem(shape, dtype, axes)
     rec = tune_problem(problem, save=False, progress=False)
     frac = {c.key: rec.memcpy_us / c.median_us for c in rec.candidates}
+    return summary((shape, dtype, axes), problem, frac, memcpy_us=rec.memcpy_us,
+                   failures=len(rec.failures), problem_text=problem_text(problem))
 
-    def best(variant):
-        keys = [k for k in frac if k.startswith(variant + ":")]
-        k = max(keys, key=frac.get, default=None)
-        return {"key": k, "fraction": frac.get(k)}
-    pick = default_strided(problem).key
-    return {"case": label(shape, dtype, axes), "problem": type(problem).__name__,
-            "batch": len(getattr(problem, "batch", ())), "m": problem.m, "n": problem.n,
-            "memcpy_us": rec.memcpy_us, "ndtile": best("ndtile"), "ndshift": best("ndshift"),
-            "untuned": {"key": pick, "fraction": frac.get(pick)}, "failures": len(rec.failures),
-            "problem_text": problem_text(problem), "all": frac}
+
+def bounds(shape, dtype, axes) -> dict:
+    """Every ndshift and ndtile candidate's sector bound (no GPU)."""
+    from autotrans.emulate.sectors import strided_sectors
+    from autotrans.tuning.strided import strided_candidates
+    problem = fused_problem(shape, dtype, axes)
+    frac = {}
+    for c in strided_candidates(problem):
+        if c.variant in ("ndshift", "ndtile"):
+            s = strided_sectors(c, problem)
+            frac[c.key] = (s.ideal + s.out_ideal) / (s.load_sectors + s.store_sectors)
+    return summary((shape, dtype, axes), problem, frac, failures=0)
 
 
 def fused_problem(shape, dtype, axes):
@@ -74,25 +79,18 @@ def fused_problem(shape, dtype, axes):
     return run_problem(layout.canonical(shape, strides, np.dtype(dtype).itemsize, axes))
 
 
-def bounds(shape, dtype, axes) -> dict:
-    """Every ndshift and ndtile candidate's sector bound (no GPU), best of each and the untuned pick's."""
-    from autotrans.emulate.sectors import strided_sectors
-    from autotrans.tuning.strided import default_strided, strided_candidates
-    problem = fused_problem(shape, dtype, axes)
-    frac = {}
-    for c in strided_candidates(problem):
-        if c.variant in ("ndshift", "ndtile"):
-            s = strided_sectors(c, problem)
-            frac[c.key] = (s.ideal + s.out_ideal) / (s.load_sectors + s.store_sectors)
+def summary(case, problem, frac: dict, **extra) -> dict:
+    """A case's row: the best of each variant and the untuned pick, by frac (key -> fraction)."""
+    from autotrans.tuning.strided import default_strided
 
     def best(variant):
         k = max((k for k in frac if k.startswith(variant + ":")), key=frac.get, default=None)
         return {"key": k, "fraction": frac.get(k)}
     pick = default_strided(problem).key
-    return {"case": label(shape, dtype, axes), "problem": type(problem).__name__,
+    return {"case": label(*case), "problem": type(problem).__name__,
             "batch": len(getattr(problem, "batch", ())), "m": problem.m, "n": problem.n,
             "ndtile": best("ndtile"), "ndshift": best("ndshift"),
-            "untuned": {"key": pick, "fraction": frac.get(pick)}, "failures": 0, "all": frac}
+            "untuned": {"key": pick, "fraction": frac.get(pick)}, **extra, "all": frac}
 
 
 def main(argv=None) -> int:
