@@ -116,8 +116,8 @@ class _Copy:
     """A stand-in kernel whose launch copies the input's first bytes to the
     output (a real GPU write, of the wrong bytes)."""
 
-    def __init__(self, nbytes):
-        self.nbytes = nbytes
+    def __init__(self, cfg, nbytes):
+        self.cfg, self.nbytes = cfg, nbytes     # cfg: the launch shape's, a real candidate's
 
     def strided_launcher(self, bmn, args):
         from autotrans.backend import memory
@@ -130,9 +130,9 @@ def test_the_checker_catches_wrong_output_and_guard_writes():
     bufs = StridedBuffers(TILE, seed=5)
     good = kernel(strided_candidates(TILE, device().limits)[0])
     assert bufs.verify(good) is None
-    wrong, guards = map(int, re.findall(r"\d+", bufs.verify(_Copy(bufs.out_bytes))))
+    wrong, guards = map(int, re.findall(r"\d+", bufs.verify(_Copy(good.cfg, bufs.out_bytes))))
     assert wrong > bufs.out_bytes // 2 and guards == 0
-    wrong, guards = map(int, re.findall(r"\d+", bufs.verify(_Copy(bufs.out_bytes + 2048))))
+    wrong, guards = map(int, re.findall(r"\d+", bufs.verify(_Copy(good.cfg, bufs.out_bytes + 2048))))
     assert wrong > bufs.out_bytes // 2 and 1900 < guards <= 2048      # (random bytes may equal POISON)
     assert bufs.verify(good) is None                                    # each check starts afresh
 
