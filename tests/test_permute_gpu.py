@@ -231,9 +231,9 @@ ND_SHIFT_CASES = [   # (shape, axes, view): fused problems of sub-word elements
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16])
 def test_the_ndshift_untuned_rule_moves_sub_word_permutations_exactly(dtype, monkeypatch):
-    """With tuning.strided.ND_SHIFT_UNTUNED (off on main until this passes,
-    benchmarks/NOTES.md 51), permute() of 1- and 2-byte fused orders runs
-    ndshift untuned (batch dims, joined rows, views): bytes as NumPy's."""
+    """With tuning.strided.ND_SHIFT_UNTUNED (benchmarks/NOTES.md 51-52),
+    permute() of 1- and 2-byte fused orders runs ndshift untuned (batch dims,
+    joined rows, 61-row matrices, views): bytes as NumPy's."""
     torch = torch_mod()
     from autotrans.tuning import strided as tuning_strided
     monkeypatch.setattr(tuning_strided, "ND_SHIFT_UNTUNED", True)

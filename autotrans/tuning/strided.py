@@ -81,12 +81,10 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
 
 
 def _nd_default(problem: NdTileProblem, fits: list) -> KernelConfig:
-    """A fused problem's untuned pick among fits: the _ND_SHIFT_DEFAULT ndshift
-    tile where it runs (while ND_SHIFT_UNTUNED), else the _ND_DEFAULT ndtile
+    """A fused problem's untuned pick among fits: _nd_shift_default's ndshift
+    tile where one runs (while ND_SHIFT_UNTUNED), else the _ND_DEFAULT ndtile
     tile of the best _nd_score."""
-    want_shift = _ND_SHIFT_DEFAULT.get(problem.elem) if ND_SHIFT_UNTUNED else None
-    shift = next((c for c in fits if c.variant == "ndshift"
-                  and (c.tile_rows, c.tile_cols, c.threads) == want_shift), None)
+    shift = _nd_shift_default(problem, fits) if ND_SHIFT_UNTUNED else None
     if shift is not None:
         return shift
     fits = [c for c in fits if c.variant == "ndtile"] or fits
@@ -131,11 +129,31 @@ _ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "ro
 # ndshift reads and writes 16-byte vectors where ndtile moves sub-word elements
 # one by one (int8 (133,65,129,61) (3,2,1,0): 0.21 -> 0.69 of a memcpy on the
 # H200, NOTES 50); by the emulator's sector bounds above ndtile's best on 10 of
-# nd_probe.py's 11 sub-word orders (NOTES 51). The untuned rule takes them only
-# while ND_SHIFT_UNTUNED: an untuned pick runs unverified, so that waits for
-# ndshift's GPU test on today's kernel (batch dims and joined rows, NOTES 50).
-_ND_SHIFT_DEFAULT = {1: (256, 64, 256), 2: (128, 64, 256)}
-ND_SHIFT_UNTUNED = False
+# nd_probe.py's 11 sub-word orders (NOTES 51); measured on an H100 (NOTES 52),
+# the pick beat the ndtile one on 9 of 11 and, with _nd_shift_default's fill,
+# lost none by more than 3%. ND_SHIFT_UNTUNED (on) switches the rule off for a probe.
+_ND_SHIFT_DEFAULT = {1: ((256, 64, 256), (128, 64, 128), (64, 128, 256)),
+                     2: ((128, 64, 256), (64, 64, 256))}
+ND_SHIFT_UNTUNED = True
+
+
+def _fill(size: int, tile: int) -> float:
+    """The fraction of tiles' rows (or columns) that a size of size fills."""
+    return size / (-(-size // tile) * tile)
+
+
+def _nd_shift_default(problem: NdTileProblem, fits: list) -> KernelConfig | None:
+    """The first _ND_SHIFT_DEFAULT tile (rows, columns, threads) in fits that
+    fills the fused M x N matrix at least 0.8 as well as the best of them: a
+    matrix of 61 or 65 rows leaves three quarters of 256-row tiles idle (int8
+    (2,0,3,1) of 133x65x129x61 on an H100: 0.28 of a memcpy with 256x64, 0.49
+    with 128x64; NOTES 52). None when no such tile runs."""
+    shift = {(c.tile_rows, c.tile_cols, c.threads): c for c in reversed(fits) if c.variant == "ndshift"}
+    tiles = [t for t in _ND_SHIFT_DEFAULT.get(problem.elem, ()) if t in shift]
+    if not tiles:
+        return None
+    fill = [_fill(problem.m, rows) * _fill(problem.n, cols) for rows, cols, _ in tiles]
+    return shift[next(t for t, f in zip(tiles, fill) if f >= 0.8 * max(fill))]
 FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
 
 
