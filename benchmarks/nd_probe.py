@@ -11,6 +11,11 @@ fractions of the memcpy in the same run (the JSON: every candidate's too).
     python benchmarks/nd_probe.py --out /tmp/nd               # every case
     python benchmarks/nd_probe.py --out /tmp/nd --cases int8  # labels matching a regex
     python benchmarks/nd_probe.py --out /tmp/nd --sectors     # sector bounds instead (no GPU)
+    python benchmarks/nd_probe.py --table /tmp/nd/nd_probe.json --title "H100"   # a markdown table
+
+--table renders a result file: per case the best of each variant, the untuned
+pick of the run, and the pick of today's rule (default_strided now) with its
+fraction from the same run (blank where it was not among the run's candidates).
 
 With --sectors, each candidate's bound is the emulator's count (ideal sectors
 of reading the input and writing the output once, over the sectors the launch
@@ -93,13 +98,43 @@ def summary(case, problem, frac: dict, **extra) -> dict:
             "untuned": {"key": pick, "fraction": frac.get(pick)}, **extra, "all": frac}
 
 
+def table(rows: list, title: str = "") -> str:
+    """Markdown of a result file's rows (see --table)."""
+    from autotrans.tuning.strided import default_strided
+    out = [f"# nd_probe.py {title}".rstrip(), "",
+           "Fractions of a memcpy of the same bytes in the same run (see nd_probe.py's docstring).", "",
+           "| case | fused | best ndtile | best ndshift | run's untuned pick | today's rule |",
+           "|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        shape, dtype, axes = _parse(r["case"])
+        now = default_strided(fused_problem(shape, dtype, axes)).key
+        f = r["all"].get(now)
+        cell = lambda x: f"{x['fraction']:.3f} `{x['key']}`" if x["fraction"] is not None else "—"  # noqa: E731
+        out.append(f"| {r['case']} | {'batch ' if r['batch'] else ''}{r['m']}x{r['n']} | {cell(r['ndtile'])} "
+                   f"| {cell(r['ndshift'])} | {cell(r['untuned'])} | {cell({'key': now, 'fraction': f})} |")
+    return "\n".join(out) + "\n"
+
+
+def _parse(case: str):
+    """(shape, dtype, axes) of a label()."""
+    dims, dtype, axes = case.split(" ", 2)
+    return tuple(map(int, dims.split("x"))), dtype, tuple(int(a) for a in axes.strip("()").split(",") if a.strip())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="folder for nd_probe.json")
+    ap.add_argument("--out", help="folder for nd_probe.json")
+    ap.add_argument("--table", metavar="JSON", help="print a markdown table of a result file instead")
+    ap.add_argument("--title", default="", help="the table's title (the GPU it ran on)")
     ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
     ap.add_argument("--sectors", action="store_true",
                     help="the emulator's sector bounds instead of timings (no GPU); writes nd_bounds.json")
     args = ap.parse_args(argv)
+    if args.table:
+        print(table(json.loads(Path(args.table).read_text()), args.title), end="")
+        return 0
+    if not args.out:
+        ap.error("--out is required (or --table)")
     rows, out = [], Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for shape, dtype, axes in CASES:

@@ -850,6 +850,12 @@ def test_nd_probe_sectors_bounds_every_fused_candidate_and_names_the_best_of_eac
     rows = json.loads((tmp_path / "nd_bounds.json").read_text())
     assert [x["case"] for x in rows] == ["5x33x7x61 int8 (3, 2, 1, 0)"] and rows[0]["all"] == r["all"]
     assert "ndshift" in capsys.readouterr().out
+    rows[0]["all"].pop(r["untuned"]["key"])                   # --table: today's rule's pick, its fraction blank
+    assert probe.main(["--table", str(tmp_path / "nd_bounds.json"), "--title", "T"]) == 0
+    head, *_, last = capsys.readouterr().out.splitlines()
+    assert head == "# nd_probe.py T" and last.startswith(f"| 5x33x7x61 int8 (3, 2, 1, 0) | {r['m']}x{r['n']} | ")
+    assert last.endswith(f"| {r['untuned']['fraction']:.3f} `{r['untuned']['key']}` |")
+    assert probe.table(rows).splitlines()[-1].endswith("| — |")
 
 
 def test_grid_saves_its_problems_as_it_goes_and_skips_those_it_has():
