@@ -80,7 +80,10 @@ print("reused")
 def test_shipped_results_are_used_when_the_user_cache_is_empty(cache_dir):
     dev = driver.device()
     hw = dev.id.hardware
-    mine = [(k, r) for k, r in shipped_entries() if k.hardware == hw and k.templates == space_id()]
+    ours = [(k, r) for k, r in shipped_entries() if k.hardware == hw]
+    if not ours:                        # cache/ ships H200 results; another GPU has none at all
+        pytest.skip(f"cache/ ships no results for {hw}")
+    mine = [(k, r) for k, r in ours if k.templates == space_id()]
     assert mine, f"cache/ ships no results for {hw} made by the current templates ({space_id()})"
     for key, rec in mine[:6]:
         choice = autotrans.explain(key.shape, rec["dtype"])
