@@ -80,8 +80,9 @@ def fused_problem(shape, dtype, axes):
 
     from autotrans.core import layout
     from autotrans.tuning.strided import run_problem
-    strides = tuple(int(s) for s in np.empty(shape, dtype).strides)
-    return run_problem(layout.canonical(shape, strides, np.dtype(dtype).itemsize, axes))
+    e = np.dtype(dtype).itemsize
+    strides = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) * e for i in range(len(shape)))   # C order, nothing allocated
+    return run_problem(layout.canonical(shape, strides, e, axes))
 
 
 def summary(case, problem, frac: dict, **extra) -> dict:
