@@ -11,10 +11,11 @@ fractions of the memcpy in the same run (the JSON: every candidate's too).
     python benchmarks/nd_probe.py --out /tmp/nd               # every case
     python benchmarks/nd_probe.py --out /tmp/nd --cases int8  # labels matching a regex
     python benchmarks/nd_probe.py --out /tmp/nd --sectors     # sector bounds instead (no GPU)
+    python benchmarks/nd_probe.py --out /tmp/nd --grid        # ndshift's tiles over grid_cases()
     python benchmarks/nd_probe.py --table /tmp/nd/nd_probe.json --title "H100"   # a markdown table
 
 --table renders a result file: per case the best of each variant, the untuned
-pick of the run, and the pick of today's rule (default_strided now) with its
+pick of the run, and the pick of the rule at rendering (default_strided then) with its
 fraction from the same run (blank where it was not among the run's candidates).
 
 With --sectors, each candidate's bound is the emulator's count (ideal sectors
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 from pathlib import Path
 
@@ -46,16 +48,34 @@ CASES = [  # (shape, dtype, axes)
 ]
 
 
+def grid_cases() -> list:
+    """--grid: (batch, m, x, y) (2, 0, 3, 1) orders (fused matrices of m rows,
+    batched) and (45, c, y) (2, 1, 0) ones (long fused rows of y columns), about
+    32 MiB of int8 and 16 MiB of float16 each."""
+    cases = []
+    for dtype, size in (("int8", 32 << 20), ("float16", 16 << 20)):
+        for m in (65, 97, 200, 544, 3000):
+            for y in (33, 110, 513):
+                x = max(1, 4096 // y) if m < 1000 else 3
+                cases.append(((max(1, size // (m * x * y)), m, x, y), dtype, (2, 0, 3, 1)))
+        for y in (40, 100, 250, 1000, 4000):
+            cases.append(((45, size // (45 * y), y), dtype, (2, 1, 0)))
+    return cases
+
+
 def label(shape, dtype, axes) -> str:
     return f"{'x'.join(map(str, shape))} {dtype} {axes}"
 
 
-def probe(shape, dtype, axes) -> dict:
-    """Every candidate tuned and timed (fractions of the memcpy in the same run)."""
+def probe(shape, dtype, axes, variant: str = "") -> dict:
+    """Every candidate (of variant, where given) tuned and timed (fractions of
+    the memcpy in the same run)."""
+    from autotrans.backend.cuda import device
     from autotrans.results.keys import problem_text
-    from autotrans.tuning.strided import tune_problem
+    from autotrans.tuning.strided import strided_candidates, tune_problem
     problem = fused_problem(shape, dtype, axes)
-    rec = tune_problem(problem, save=False, progress=False)
+    cfgs = [c for c in strided_candidates(problem, device().limits) if c.variant == variant] if variant else None
+    rec = tune_problem(problem, save=False, progress=False, configs=cfgs)
     frac = {c.key: rec.memcpy_us / c.median_us for c in rec.candidates}
     return summary((shape, dtype, axes), problem, frac, memcpy_us=rec.memcpy_us,
                    failures=len(rec.failures), problem_text=problem_text(problem))
@@ -104,7 +124,7 @@ def table(rows: list, title: str = "") -> str:
     from autotrans.tuning.strided import default_strided
     out = [f"# nd_probe.py {title}".rstrip(), "",
            "Fractions of a memcpy of the same bytes in the same run (see nd_probe.py's docstring).", "",
-           "| case | fused | best ndtile | best ndshift | run's untuned pick | today's rule |",
+           "| case | fused | best ndtile | best ndshift | run's untuned pick | the rule at rendering |",
            "|---|---|---:|---:|---:|---:|"]
     for r in rows:
         shape, dtype, axes = _parse(r["case"])
@@ -113,7 +133,23 @@ def table(rows: list, title: str = "") -> str:
         cell = lambda x: f"{x['fraction']:.3f} `{x['key']}`" if x["fraction"] is not None else "—"  # noqa: E731
         out.append(f"| {r['case']} | {'batch ' if r['batch'] else ''}{r['m']}x{r['n']} | {cell(r['ndtile'])} "
                    f"| {cell(r['ndshift'])} | {cell(r['untuned'])} | {cell({'key': now, 'fraction': f})} |")
+    out += ["", _fit(rows)]
     return "\n".join(out) + "\n"
+
+
+def _fit(rows: list) -> str:
+    """How near today's rule's ndshift picks come to the best ndshift tile."""
+    from autotrans.tuning.strided import default_strided
+    ratio = []
+    for r in rows:
+        now = default_strided(fused_problem(*_parse(r["case"]))).key
+        if now.startswith("ndshift:") and r["all"].get(now) and r["ndshift"]["fraction"]:
+            ratio.append(r["all"][now] / r["ndshift"]["fraction"])
+    if not ratio:
+        return "The rule at rendering picks ndshift on none of these cases."
+    return (f"The rule at rendering picks ndshift on {len(ratio)} of {len(rows)} cases: its pick runs at "
+            f"{math.exp(sum(map(math.log, ratio)) / len(ratio)):.3f} of the best ndshift tile's "
+            f"speed (geometric mean), {min(ratio):.3f} at worst.")
 
 
 def _parse(case: str):
@@ -128,6 +164,8 @@ def main(argv=None) -> int:
     ap.add_argument("--table", metavar="JSON", help="print a markdown table of a result file instead")
     ap.add_argument("--title", default="", help="the table's title (the GPU it ran on)")
     ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
+    ap.add_argument("--grid", action="store_true",
+                    help="the ndshift candidates alone over grid_cases(); writes nd_grid.json")
     ap.add_argument("--sectors", action="store_true",
                     help="the emulator's sector bounds instead of timings (no GPU); writes nd_bounds.json")
     args = ap.parse_args(argv)
@@ -138,16 +176,20 @@ def main(argv=None) -> int:
         ap.error("--out is required (or --table)")
     rows, out = [], Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for shape, dtype, axes in CASES:
+    name = "nd_bounds.json" if args.sectors else "nd_grid.json" if args.grid else "nd_probe.json"
+    for shape, dtype, axes in (grid_cases() if args.grid else CASES):
         if not re.search(args.cases, label(shape, dtype, axes)):
             continue
-        r = (bounds if args.sectors else probe)(shape, dtype, axes)
+        if type(fused_problem(shape, dtype, axes)).__name__ != "NdTileProblem":
+            continue                                      # (grid cases whose matrices are not fused)
+        r = (bounds(shape, dtype, axes) if args.sectors else
+             probe(shape, dtype, axes, "ndshift" if args.grid else ""))
         rows.append(r)
         f = {k: (r[k]["fraction"] or 0) for k in ("ndtile", "ndshift", "untuned")}
         print(f"{r['case']:42s} {r['problem']} batch {r['batch']} {r['m']}x{r['n']}: "
               f"ndtile {f['ndtile']:.3f} ndshift {f['ndshift']:.3f} untuned {f['untuned']:.3f} "
               f"[{r['ndshift']['key']}] fail {r['failures']}", flush=True)
-        (out / ("nd_bounds.json" if args.sectors else "nd_probe.json")).write_text(json.dumps(rows, indent=1) + "\n")   # each case: a run cut short keeps them
+        (out / name).write_text(json.dumps(rows, indent=1) + "\n")   # each case: a run cut short keeps them
     return 0
 
 

@@ -852,10 +852,16 @@ def test_nd_probe_sectors_bounds_every_fused_candidate_and_names_the_best_of_eac
     assert "ndshift" in capsys.readouterr().out
     rows[0]["all"].pop(r["untuned"]["key"])                   # --table: today's rule's pick, its fraction blank
     assert probe.main(["--table", str(tmp_path / "nd_bounds.json"), "--title", "T"]) == 0
-    head, *_, last = capsys.readouterr().out.splitlines()
+    head, *_, last, _, fit = capsys.readouterr().out.splitlines()
     assert head == "# nd_probe.py T" and last.startswith(f"| 5x33x7x61 int8 (3, 2, 1, 0) | {r['m']}x{r['n']} | ")
     assert last.endswith(f"| {r['untuned']['fraction']:.3f} `{r['untuned']['key']}` |")
-    assert probe.table(rows).splitlines()[-1].endswith("| — |")
+    want = r["untuned"]["fraction"] / r["ndshift"]["fraction"]                  # the rule's pick is ndshift here
+    assert r["untuned"]["key"].startswith("ndshift:") and f"1 of 1 cases: its pick runs at {want:.3f}" in fit
+    assert probe.table(rows).splitlines()[-3].endswith("| — |")
+    assert probe.table(rows).splitlines()[-1] == "The rule at rendering picks ndshift on none of these cases."
+    grid = probe.grid_cases()                 # --grid: int8 and float16, rows from 65 to 3000
+    assert {d for _, d, _ in grid} == {"int8", "float16"} and len(grid) == 40
+    assert sum(type(probe.fused_problem(*c)).__name__ == "NdTileProblem" for c in grid) >= 30
 
 
 def test_grid_saves_its_problems_as_it_goes_and_skips_those_it_has():

@@ -247,8 +247,8 @@ def test_candidates_default_and_lookup(tmp_path):
     assert default_strided(short).key == "ndtile:e4:32x64:t128:v4:r1:p1:none:row:strided"
     for e in (1, 2, 4, 8, 16):                 # each element size's measured default is in its space
         d = default_strided(fuse_tile(tile_of((5, 6, 7, 3), (3, 2, 1, 0), e)))
-        if tuning_strided.ND_SHIFT_UNTUNED and e in _ND_SHIFT_DEFAULT:
-            assert d.variant == "ndshift" and (d.tile_rows, d.tile_cols, d.threads) in _ND_SHIFT_DEFAULT[e], e
+        if d.variant == "ndshift":              # the untuned rule's (ND_SHIFT_UNTUNED) for sub-word elements
+            assert tuning_strided.ND_SHIFT_UNTUNED and (d.tile_rows, d.tile_cols, d.threads) in _ND_SHIFT_DEFAULT[e], e
         else:
             assert (d.tile_rows, d.tile_cols, d.threads, d.order) in _ND_DEFAULT[e], e
     assert default_strided(nd, epilogue="conj32") is None   # 4-byte elements split conj32's groups
@@ -621,26 +621,30 @@ def test_ndshift_takes_fused_problems_only():
 
 
 def test_the_untuned_rule_takes_ndshift_for_sub_word_elements(monkeypatch):
-    """With ND_SHIFT_UNTUNED, 1- and 2-byte fused problems take the
-    _ND_SHIFT_DEFAULT ndshift tile that best fills their fused matrix, batched
-    or not; 4-byte ones, and sub-word ones ndshift cannot run (input columns
-    not adjacent), keep ndtile; without it every fused problem takes ndtile."""
+    """With ND_SHIFT_UNTUNED, 1- and 2-byte fused problems take the first
+    _ND_SHIFT_DEFAULT ndshift tile that fills their fused matrix nearly as well
+    as the best, batched or not; 4-byte ones, 16-bit ones that fill no tile to
+    _ND_SHIFT_MIN_FILL, and sub-word ones ndshift cannot run (input columns not
+    adjacent) keep ndtile; without it every fused problem takes ndtile."""
     nd1 = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), 1))
     monkeypatch.setattr(tuning_strided, "ND_SHIFT_UNTUNED", False)
     assert default_strided(nd1).variant == "ndtile"
     monkeypatch.setattr(tuning_strided, "ND_SHIFT_UNTUNED", True)
-    cases = {  # (shape, axes): (fused rows, its int8 tile, its 16-bit tile)
-        ((33, 65, 129, 61), (3, 2, 1, 0)): (None, (256, 64, 256), (128, 64, 256)),
-        ((33, 1000, 129, 61), (1, 3, 0, 2)): (None, (256, 64, 256), (128, 64, 256)),  # 61 columns fill 64
-        ((33, 65, 129, 61), (2, 0, 3, 1)): (65, (128, 64, 128), (128, 64, 256)),       # 65 rows: 128 fill half
-        ((61, 3, 101, 5), (1, 3, 2, 0)): (61, (64, 128, 256), (64, 64, 256)),          # 61 rows fill 64
+    cases = {  # (shape, axes): (fused rows x columns, its int8 tile, its 16-bit tile; None: ndtile)
+        ((33, 65, 129, 61), (3, 2, 1, 0)): ((2145, 7869), (128, 128, 256), (64, 64, 256)),
+        ((33, 1000, 129, 61), (1, 3, 0, 2)): ((4257, 61), (256, 64, 256), (64, 64, 256)),   # 61 columns: 64 wide
+        ((33, 65, 129, 61), (2, 0, 3, 1)): ((65, 7869), (128, 128, 256), None),             # 65 rows fill half
+        ((61, 3, 101, 5), (1, 3, 2, 0)): ((61, 1515), (64, 128, 256), (64, 64, 256)),       # 61 rows fill 64
     }
     for e in (1, 2):
-        for (shape, axes), (rows, *tiles) in cases.items():
+        for (shape, axes), (mn, *tiles) in cases.items():
             nd = fuse_tile(tile_of(shape, axes, e))
             d = default_strided(nd)
-            assert rows is None or nd.m == rows
-            assert d.variant == "ndshift" and (d.tile_rows, d.tile_cols, d.threads) == tiles[e - 1], (e, axes)
+            assert (nd.m, nd.n) == mn
+            if tiles[e - 1] is None:
+                assert d.variant == "ndtile", (e, axes)
+            else:
+                assert d.variant == "ndshift" and (d.tile_rows, d.tile_cols, d.threads) == tiles[e - 1], (e, axes)
             assert tuning_candidates(nd)[0] == d          # the default leads the tuner's (the early-stop bar)
     nd4 = fuse_tile(tile_of((33, 65, 129, 61), (3, 2, 1, 0), 4))
     assert any(c.variant == "ndshift" for c in strided_candidates(nd4, 16))

@@ -125,15 +125,19 @@ _ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "ro
                4: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
                8: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
                16: ((32, 32, 128, "row"),)}
-# The ndshift tile (rows, columns, threads) per element size for fused problems:
-# ndshift reads and writes 16-byte vectors where ndtile moves sub-word elements
-# one by one (int8 (133,65,129,61) (3,2,1,0): 0.21 -> 0.69 of a memcpy on the
-# H200, NOTES 50); by the emulator's sector bounds above ndtile's best on 10 of
-# nd_probe.py's 11 sub-word orders (NOTES 51); measured on an H100 (NOTES 52),
-# the pick beat the ndtile one on 9 of 11 and, with _nd_shift_default's fill,
-# lost none by more than 3%. ND_SHIFT_UNTUNED (on) switches the rule off for a probe.
-_ND_SHIFT_DEFAULT = {1: ((256, 64, 256), (128, 64, 128), (64, 128, 256)),
-                     2: ((128, 64, 256), (64, 64, 256))}
+# The ndshift tiles (rows, columns, threads) per element size for fused problems,
+# in order of preference: ndshift reads and writes 16-byte vectors where ndtile
+# moves sub-word elements one by one (int8 (133,65,129,61) (3,2,1,0): 0.21 ->
+# 0.70 of the roofline untuned on the H200, NOTES 50, 52). The order is the one
+# nearest the best ndshift tile over a grid of 30 fused problems on the H200
+# and 15 on an H100 (NOTES 52: int8 within 7% of the best on every one, 16-bit
+# within 2% on the H200). 16-bit problems whose fused matrices fill no tile to
+# _ND_SHIFT_MIN_FILL keep ndtile (65-row float16 matrices: ndtile's pick 0.43,
+# ndshift's best 0.40 on the H200). ND_SHIFT_UNTUNED (on) switches the rule off
+# for a probe.
+_ND_SHIFT_DEFAULT = {1: ((128, 128, 256), (256, 64, 256), (128, 64, 128), (64, 128, 256)),
+                     2: ((64, 64, 256), (128, 64, 256))}
+_ND_SHIFT_MIN_FILL = {2: 0.6}
 ND_SHIFT_UNTUNED = True
 
 
@@ -147,12 +151,15 @@ def _nd_shift_default(problem: NdTileProblem, fits: list) -> KernelConfig | None
     fills the fused M x N matrix at least 0.8 as well as the best of them: a
     matrix of 61 or 65 rows leaves three quarters of 256-row tiles idle (int8
     (2,0,3,1) of 133x65x129x61 on an H100: 0.28 of a memcpy with 256x64, 0.49
-    with 128x64; NOTES 52). None when no such tile runs."""
+    with 128x64; NOTES 52). None when no such tile runs, or none fills the
+    matrix to _ND_SHIFT_MIN_FILL."""
     shift = {(c.tile_rows, c.tile_cols, c.threads): c for c in reversed(fits) if c.variant == "ndshift"}
     tiles = [t for t in _ND_SHIFT_DEFAULT.get(problem.elem, ()) if t in shift]
     if not tiles:
         return None
     fill = [_fill(problem.m, rows) * _fill(problem.n, cols) for rows, cols, _ in tiles]
+    if max(fill) < _ND_SHIFT_MIN_FILL.get(problem.elem, 0):
+        return None
     return shift[next(t for t, f in zip(tiles, fill) if f >= 0.8 * max(fill))]
 FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
 
