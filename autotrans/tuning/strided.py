@@ -130,7 +130,7 @@ _ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "ro
 # moves sub-word elements one by one (int8 (133,65,129,61) (3,2,1,0): 0.21 ->
 # 0.70 of the roofline untuned on the H200, NOTES 50, 52). The order is the one
 # nearest the best ndshift tile over a grid of 30 fused problems on the H200
-# and 15 on an H100 (NOTES 52: int8 within 7% of the best on every one, 16-bit
+# and 20 on an H100 (NOTES 52: int8 within 8% of the best on every one, 16-bit
 # within 2% on the H200). 16-bit problems whose fused matrices fill no tile to
 # _ND_SHIFT_MIN_FILL keep ndtile (65-row float16 matrices: ndtile's pick 0.43,
 # ndshift's best 0.40 on the H200). ND_SHIFT_UNTUNED (on) switches the rule off
@@ -161,6 +161,8 @@ def _nd_shift_default(problem: NdTileProblem, fits: list) -> KernelConfig | None
     if max(fill) < _ND_SHIFT_MIN_FILL.get(problem.elem, 0):
         return None
     return shift[next(t for t, f in zip(tiles, fill) if f >= 0.8 * max(fill))]
+
+
 FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles less than this
 
 
