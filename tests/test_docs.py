@@ -1,0 +1,37 @@
+"""The docs' relative links point at files that exist (README.md, the NOTES,
+the result reports), so a moved or renamed result file breaks CI, not a reader."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = [REPO / "README.md", REPO / "benchmarks" / "NOTES.md", *sorted((REPO / "benchmarks" / "results").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def broken_links(md: Path) -> list[str]:
+    """The relative link targets of a markdown file that name no file or folder."""
+    out = []
+    for target in LINK.findall(md.read_text(encoding="utf-8")):
+        path = target.split("#", 1)[0]
+        if not path or re.match(r"^[a-z][a-z0-9+.-]*:", path):       # an anchor, or a URL (https:, mailto:)
+            continue
+        if not (md.parent / path).exists():
+            out.append(target)
+    return out
+
+
+@pytest.mark.parametrize("md", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_relative_links_resolve(md):
+    assert broken_links(md) == []
+
+
+def test_a_broken_link_is_reported(tmp_path):
+    (tmp_path / "there.md").write_text("x")
+    md = tmp_path / "doc.md"
+    md.write_text("[a](there.md) [b](gone.json#top) [c](https://example.org/x) [d](#anchor) [e](sub/)")
+    assert broken_links(md) == ["gone.json#top", "sub/"]
+    assert len(DOCS) > 10 and DOCS[0].name == "README.md"
