@@ -138,7 +138,7 @@ def table(rows: list, title: str = "") -> str:
 
 
 def _fit(rows: list) -> str:
-    """How near today's rule's ndshift picks come to the best ndshift tile."""
+    """How near the rule's ndshift picks (at rendering) come to the best ndshift tile."""
     from autotrans.tuning.strided import default_strided
     ratio = []
     for r in rows:
