@@ -12,6 +12,7 @@ fractions of the memcpy in the same run (the JSON: every candidate's too).
     python benchmarks/nd_probe.py --out /tmp/nd --cases int8  # labels matching a regex
     python benchmarks/nd_probe.py --out /tmp/nd --sectors     # sector bounds instead (no GPU)
     python benchmarks/nd_probe.py --out /tmp/nd --grid        # ndshift's tiles over grid_cases()
+    python benchmarks/nd_probe.py --out /tmp/nd --grid --odd  # and its tiles of 72-112 rows
     python benchmarks/nd_probe.py --table /tmp/nd/nd_probe.json --title "H100"   # a markdown table
 
 --table renders a result file: per case the best of each variant, the untuned
@@ -67,27 +68,37 @@ def label(shape, dtype, axes) -> str:
     return f"{'x'.join(map(str, shape))} {dtype} {axes}"
 
 
-def probe(shape, dtype, axes, variant: str = "") -> dict:
-    """Every candidate (of variant, where given) tuned and timed (fractions of
-    the memcpy in the same run)."""
+def odd_configs(problem) -> list:
+    """--odd: ndshift's ODD_ROW_TILES (outside the tuning space) that can run problem."""
+    from autotrans import families
+    from autotrans.kernels.config import KernelConfig
+    from autotrans.kernels.strided import strided_problems
+    cfgs = [KernelConfig(**d) for d in families.of("ndshift").odd_row_space(problem.elem)]
+    return [c for c in cfgs if not strided_problems(c, problem, 16)]
+
+
+def probe(shape, dtype, axes, variant: str = "", odd: bool = False) -> dict:
+    """Every candidate (of variant, where given; with odd_configs, where odd)
+    tuned and timed (fractions of the memcpy in the same run)."""
     from autotrans.backend.cuda import device
     from autotrans.results.keys import problem_text
     from autotrans.tuning.strided import strided_candidates, tune_problem
     problem = fused_problem(shape, dtype, axes)
-    cfgs = [c for c in strided_candidates(problem, device().limits) if c.variant == variant] if variant else None
-    rec = tune_problem(problem, save=False, progress=False, configs=cfgs)
+    cfgs = [c for c in strided_candidates(problem, device().limits) if not variant or c.variant == variant]
+    rec = tune_problem(problem, save=False, progress=False, configs=cfgs + (odd_configs(problem) if odd else []))
     frac = {c.key: rec.memcpy_us / c.median_us for c in rec.candidates}
     return summary((shape, dtype, axes), problem, frac, memcpy_us=rec.memcpy_us,
                    failures=len(rec.failures), problem_text=problem_text(problem))
 
 
-def bounds(shape, dtype, axes) -> dict:
-    """Every ndshift and ndtile candidate's sector bound (no GPU)."""
+def bounds(shape, dtype, axes, odd: bool = False) -> dict:
+    """Every ndshift and ndtile candidate's sector bound (no GPU), and where
+    odd, odd_configs' too."""
     from autotrans.emulate.sectors import strided_sectors
     from autotrans.tuning.strided import strided_candidates
     problem = fused_problem(shape, dtype, axes)
     frac = {}
-    for c in strided_candidates(problem):
+    for c in strided_candidates(problem) + (odd_configs(problem) if odd else []):
         if c.variant in ("ndshift", "ndtile"):
             s = strided_sectors(c, problem)
             frac[c.key] = (s.ideal + s.out_ideal) / (s.load_sectors + s.store_sectors)
@@ -166,6 +177,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
     ap.add_argument("--grid", action="store_true",
                     help="the ndshift candidates alone over grid_cases(); writes nd_grid.json")
+    ap.add_argument("--odd", action="store_true",
+                    help="also ndshift's tiles of 72-112 rows (not in the tuning space)")
     ap.add_argument("--sectors", action="store_true",
                     help="the emulator's sector bounds instead of timings (no GPU); writes nd_bounds.json")
     args = ap.parse_args(argv)
@@ -182,8 +195,8 @@ def main(argv=None) -> int:
             continue
         if type(fused_problem(shape, dtype, axes)).__name__ != "NdTileProblem":
             continue                                      # (grid cases whose matrices are not fused)
-        r = (bounds(shape, dtype, axes) if args.sectors else
-             probe(shape, dtype, axes, "ndshift" if args.grid else ""))
+        r = (bounds(shape, dtype, axes, args.odd) if args.sectors else
+             probe(shape, dtype, axes, "ndshift" if args.grid else "", args.odd))
         rows.append(r)
         f = {k: (r[k]["fraction"] or 0) for k in ("ndtile", "ndshift", "untuned")}
         print(f"{r['case']:42s} {r['problem']} batch {r['batch']} {r['m']}x{r['n']}: "

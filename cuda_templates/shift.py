@@ -74,7 +74,15 @@ def problems(c) -> list[str]:
         p.append("shift's pad*elem_bytes must be a multiple of 4")
     if c.variant == "ndshift" and (c.layout != "strided" or c.strip != 1 or c.cast != "none"):
         p.append("ndshift configs are strided, one tile a block (strip 1), without a cast")
+    if tr % ko:
+        p.append(f"shift's tile rows must be whole output vectors ({ko} elements)")
     return p
+
+
+def odd_rows(c) -> bool:
+    """ndshift's tile rows may be any multiple of its output vector (problems()
+    checks that), not only a power of two: see ODD_ROW_TILES."""
+    return c.variant == "ndshift"
 
 
 def raw_granule(c) -> int:
@@ -199,6 +207,22 @@ def tile_problems(c, problem, align: int) -> list[str]:
     if align % max(e, eo):
         p.append(f"pointers must be {max(e, eo)}-byte aligned")
     return p
+
+
+# ndshift tiles whose rows are not a power of two, for fused matrices of 65-70
+# or 97-112 rows (a 128-row tile leaves half its rows idle on 65: NOTES 52).
+# Not in the tuning space: built, emulated and compiled on the CPU, not yet
+# timed on a GPU (benchmarks/nd_probe.py --odd tries them).
+ODD_ROW_TILES = {1: ((80, 128, 128, "xor"), (112, 128, 128, "xor")),
+                 2: ((72, 64, 64, "none"), (80, 64, 128, "xor"), (112, 64, 128, "xor"))}
+
+
+def odd_row_space(e: int):
+    """ODD_ROW_TILES' ndshift configs of this element size (as strided_space's)."""
+    for tr, tc, nt, sw in ODD_ROW_TILES.get(e, ()):
+        r = 4 // e
+        yield dict(variant="ndshift", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=16,
+                   micro_rows=r, pad=r, swizzle=sw, order="col", layout="strided")
 
 
 def strided_space(e: int, eo: int | None = None):

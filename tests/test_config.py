@@ -36,6 +36,12 @@ def test_vec_bytes_defaults_to_element_size():
     (dict(variant="nope", elem_bytes=4, tile_rows=32, tile_cols=32, threads=256), "variant"),
     (dict(variant="tile", elem_bytes=3, tile_rows=32, tile_cols=32, threads=256), "elem_bytes"),
     (dict(variant="tile", elem_bytes=4, tile_rows=24, tile_cols=32, threads=256), "powers of two"),
+    (dict(variant="shift", elem_bytes=2, tile_rows=80, tile_cols=64, threads=128, vec_bytes=16, micro_rows=2,
+          pad=2, layout="strided"), "powers of two"),                        # only ndshift's rows may be odd
+    (dict(variant="ndshift", elem_bytes=2, tile_rows=80, tile_cols=48, threads=128, vec_bytes=16, micro_rows=2,
+          pad=2, layout="strided"), "powers of two"),                        # its columns may not
+    (dict(variant="ndshift", elem_bytes=1, tile_rows=72, tile_cols=128, threads=128, vec_bytes=16, micro_rows=4,
+          pad=4, layout="strided"), r"whole output vectors \(16 elements\)"),
     (dict(variant="tile", elem_bytes=4, tile_rows=32, tile_cols=32, threads=2048), "threads"),
     (dict(variant="tile", elem_bytes=4, tile_rows=32, tile_cols=32, threads=100), "threads"),
     (dict(variant="naive", elem_bytes=4, tile_rows=8, tile_cols=32, threads=128), "one thread per element"),

@@ -593,6 +593,27 @@ def test_ndshift_moves_fused_problems_like_numpy(e):
     run_cases(ndshift_space(e), cases)
 
 
+def odd_row_space(e: int) -> list[KernelConfig]:
+    return [KernelConfig(**d) for d in families.of("ndshift").odd_row_space(e)]
+
+
+@pytest.mark.parametrize("e", (1, 2))
+def test_odd_row_ndshift_tiles_move_fused_problems_like_numpy(e, tmp_path):
+    """ndshift tiles of 72-112 rows (ODD_ROW_TILES, not powers of two; not in
+    the tuning space) move ndshift_cases and matrices of 65 and 70 rows
+    exactly, and compile for sm_90 without spills."""
+    cfgs = odd_row_space(e)
+    assert cfgs and all(c.tile_rows & (c.tile_rows - 1) for c in cfgs)
+    assert not {c.key for c in cfgs} & {c.key for c in strided_space(e)}
+    rng = np.random.default_rng(80 + e)
+    cases = ndshift_cases(rng, e) + [Case(rng, (5, 65, 9, 41), (2, 0, 3, 1), e),          # 65 rows: one tile
+                                     Case(rng, (3, 70, 7, 23), (2, 0, 3, 1), e, out_pad=1),
+                                     Case(rng, (2, 200, 5, 33), (2, 0, 3, 1), e)]        # 200: ragged tiles
+    assert all(any(p.m % c.tile_rows and p.m > c.tile_rows for p in (x.problem for x in cases)) for c in cfgs)
+    run_cases(cfgs, cases)
+    assert_compiles_without_spills(cfgs, tmp_path)
+
+
 def test_ndshift_takes_fused_problems_only():
     """ndshift's constraints: an NdTileProblem of its elements, input columns
     adjacent, strides (batch dims' too) and pointers of whole elements;

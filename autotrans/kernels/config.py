@@ -318,8 +318,11 @@ class KernelConfig:
         p += self._cast_problems()
         p += self._fixed_problems()
         p += self._strip_problems() + self._seam_problems()
-        if not (_pow2(self.tile_rows) and _pow2(self.tile_cols)) or max(self.tile_rows, self.tile_cols) > MAX_TILE:
-            p.append(f"tile sides must be powers of two up to {MAX_TILE}")
+        odd_rows = getattr(self.family, "odd_rows", lambda c: False)(self)   # a family's rows of any multiple
+        if (not ((odd_rows or _pow2(self.tile_rows)) and _pow2(self.tile_cols))
+                or max(self.tile_rows, self.tile_cols) > MAX_TILE):
+            p.append(f"tile sides must be powers of two up to {MAX_TILE}"
+                     + (" (rows: a multiple its family takes)" if odd_rows else ""))
         if not (32 <= self.threads <= 1024 and self.threads % 32 == 0):
             p.append("threads must be a multiple of 32 in [32, 1024]")
         if not 0 <= self.pad <= max(self.tile_rows, self.tile_cols):
