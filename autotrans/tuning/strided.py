@@ -142,7 +142,7 @@ ND_SHIFT_UNTUNED = True
 
 
 def _fill(size: int, tile: int) -> float:
-    """The fraction of tiles' rows (or columns) that a size of size fills."""
+    """The share of the tiles' rows (or columns) that size rows (columns) fill."""
     return size / (-(-size // tile) * tile)
 
 
@@ -187,9 +187,7 @@ def run_problem(problem, cast: str = "none"):
     if isinstance(problem, TileProblem) and cast == "none":
         fused = layout.fuse_tile(problem)
         if fused is not None:
-            m, n = problem.m, problem.n
-            fill = m * n / (-(-m // 32) * 32 * -(-n // 32) * 32)
-            if problem.elem >= 8 or fill < FUSE_FILL:
+            if problem.elem >= 8 or _fill(problem.m, 32) * _fill(problem.n, 32) < FUSE_FILL:
                 return fused
     if isinstance(problem, RowsProblem):
         out = problem.out_elem or problem.elem
@@ -205,8 +203,7 @@ def _nd_score(cfg: KernelConfig, problem: NdTileProblem) -> float:
     bytes of sectors): full tiles, and long runs on both sides."""
     tr, tc, e = cfg.tile_rows, cfg.tile_cols, problem.elem
     _, m, n = strided_shape(problem)      # the B * M rows the kernel walks
-    fill = m * n / (-(-m // tr) * tr * -(-n // tc) * tc)
-    return fill * (tr * e / (tr * e + 32)) * (tc * e / (tc * e + 32))
+    return _fill(m, tr) * _fill(n, tc) * (tr * e / (tr * e + 32)) * (tc * e / (tc * e + 32))
 
 
 def strided_candidates(problem: TileProblem | RowsProblem, limits: Limits = Limits(),
