@@ -209,29 +209,43 @@ def tile_problems(c, problem, align: int) -> list[str]:
     return p
 
 
-# ndshift tiles whose rows are not a power of two, for fused matrices of 65-70
-# or 97-112 rows (a 128-row tile leaves half its rows idle on 65: NOTES 52).
-# Not in the tuning space: built, emulated and compiled on the CPU, not yet
-# timed on a GPU (benchmarks/nd_probe.py --odd tries them).
-ODD_ROW_TILES = {1: ((80, 128, 128, "xor"), (112, 128, 128, "xor")),
-                 2: ((72, 64, 64, "none"), (80, 64, 128, "xor"), (112, 64, 128, "xor"))}
+# ndshift tiles whose rows are not a power of two (NOTES 52, 53). The 80-row
+# ones are in the strided space (ODD_ROW_SPACE): on 65-row fused matrices a
+# 128-row tile leaves half its rows idle, and on an H100 80x128/t128 (int8) and
+# 80x64/t128 (16-bit) ran at 0.65-0.69 and 0.72-0.76 of a memcpy where the best
+# power-of-two tile gave 0.49-0.53 and 0.53-0.57 (they lost on 97 rows and
+# more). The others (72 and 112 rows) lost to the power-of-two tiles on all 41
+# sub-word problems of nd_probe.py (--grid and its cases), which --odd still
+# times them on.
+ODD_ROW_SPACE = {1: ((80, 128, 128, "xor"),), 2: ((80, 64, 128, "xor"),)}
+ODD_ROW_TILES = {1: ODD_ROW_SPACE[1] + ((112, 128, 128, "xor"),),
+                 2: ((72, 64, 64, "none"),) + ODD_ROW_SPACE[2] + ((112, 64, 128, "xor"),)}
+
+
+def _tile(e: int, tr: int, tc: int, nt: int, sw: str, variant: str = "ndshift") -> dict:
+    """One strided shift/ndshift config (column walk, 16-byte vectors)."""
+    r = 4 // e
+    return dict(variant=variant, elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=16,
+                micro_rows=r, pad=r, swizzle=sw, order="col", layout="strided")
 
 
 def odd_row_space(e: int):
-    """ODD_ROW_TILES' ndshift configs of this element size (as strided_space's)."""
-    for tr, tc, nt, sw in ODD_ROW_TILES.get(e, ()):
-        r = 4 // e
-        yield dict(variant="ndshift", elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=16,
-                   micro_rows=r, pad=r, swizzle=sw, order="col", layout="strided")
+    """ODD_ROW_TILES' ndshift configs of this element size that are not in the
+    strided space (as strided_space's)."""
+    for t in ODD_ROW_TILES.get(e, ()):
+        if t not in ODD_ROW_SPACE.get(e, ()):
+            yield _tile(e, *t)
 
 
 def strided_space(e: int, eo: int | None = None):
-    """_STRIDED's tiles of this element size (none above 4 bytes), column walk.
-    eo: the output's element size of a cast (none above 4 bytes either)."""
+    """_STRIDED's tiles of this element size (none above 4 bytes), column walk,
+    and ndshift's ODD_ROW_SPACE. eo: the output's element size of a cast (none
+    above 4 bytes either)."""
     if (eo or e) > 4:
         return
     for variant in ("shift", "ndshift") if eo is None else ("shift",):
-        for tr, tc, nt, sw in _STRIDED.get(e, ()):
-            r = 4 // e
-            yield dict(variant=variant, elem_bytes=e, tile_rows=tr, tile_cols=tc, threads=nt, vec_bytes=16,
-                       micro_rows=r, pad=r, swizzle=sw, order="col", layout="strided")
+        for t in _STRIDED.get(e, ()):
+            yield _tile(e, *t, variant=variant)
+    if eo is None:
+        for t in ODD_ROW_SPACE.get(e, ()):
+            yield _tile(e, *t)

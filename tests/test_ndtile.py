@@ -599,9 +599,10 @@ def odd_row_space(e: int) -> list[KernelConfig]:
 
 @pytest.mark.parametrize("e", (1, 2))
 def test_odd_row_ndshift_tiles_move_fused_problems_like_numpy(e, tmp_path):
-    """ndshift tiles of 72-112 rows (ODD_ROW_TILES, not powers of two; not in
-    the tuning space) move ndshift_cases and matrices of 65 and 70 rows
-    exactly, and compile for sm_90 without spills."""
+    """ndshift tiles of 72 and 112 rows (ODD_ROW_TILES outside the tuning
+    space, not powers of two) move ndshift_cases and matrices of 65 and 70
+    rows exactly, and compile for sm_90 without spills (the space's 80-row
+    ones run with ndshift_space's tests)."""
     cfgs = odd_row_space(e)
     assert cfgs and all(c.tile_rows & (c.tile_rows - 1) for c in cfgs)
     assert not {c.key for c in cfgs} & {c.key for c in strided_space(e)}
@@ -654,7 +655,10 @@ def test_the_untuned_rule_takes_ndshift_for_sub_word_elements(monkeypatch):
     cases = {  # (shape, axes): (fused rows x columns, its int8 tile, its 16-bit tile; None: ndtile)
         ((33, 65, 129, 61), (3, 2, 1, 0)): ((2145, 7869), (128, 128, 256), (64, 64, 256)),
         ((33, 1000, 129, 61), (1, 3, 0, 2)): ((4257, 61), (256, 64, 256), (64, 64, 256)),   # 61 columns: 64 wide
-        ((33, 65, 129, 61), (2, 0, 3, 1)): ((65, 7869), (128, 128, 256), None),             # 65 rows fill half
+        ((33, 65, 129, 61), (2, 0, 3, 1)): ((65, 7869), (80, 128, 128), (80, 64, 128)),     # 65 rows: 80-row tiles
+        ((33, 20, 129, 61), (2, 0, 3, 1)): ((20, 7869), (64, 128, 256), None),              # 20 rows fill 16-bit's
+        ((33, 200, 129, 61), (2, 0, 3, 1)): ((200, 7869), (128, 128, 256), (64, 64, 256)),  # 80 fills 200 rows
+        #                                                    no better than 0.8 x: the power-of-two tiles lead
         ((61, 3, 101, 5), (1, 3, 2, 0)): ((61, 1515), (64, 128, 256), (64, 64, 256)),       # 61 rows fill 64
     }
     for e in (1, 2):

@@ -18,8 +18,8 @@ from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
 from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 10  # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts;
-                    # 10: skinny tiles of 4 KiB, two vectors a thread, unpadded
+SPACE_VERSION = 11  # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts;
+                    # 10: skinny tiles of 4 KiB, two vectors a thread, unpadded; 11: ndshift's 80-row tiles
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 SKINNY = _skinny.VARIANTS  # narrow and short (cuda_templates/skinny.py)

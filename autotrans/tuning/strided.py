@@ -132,11 +132,14 @@ _ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "ro
 # nearest the best ndshift tile over a grid of 30 fused problems on the H200
 # and 20 on an H100 (NOTES 52: int8 within 8% of the best on every one, 16-bit
 # within 2% on the H200). 16-bit problems whose fused matrices fill no tile to
-# _ND_SHIFT_MIN_FILL keep ndtile (65-row float16 matrices: ndtile's pick 0.43,
-# ndshift's best 0.40 on the H200). ND_SHIFT_UNTUNED (on) switches the rule off
-# for a probe.
-_ND_SHIFT_DEFAULT = {1: ((128, 128, 256), (256, 64, 256), (128, 64, 128), (64, 128, 256)),
-                     2: ((64, 64, 256), (128, 64, 256))}
+# _ND_SHIFT_MIN_FILL keep ndtile. The 80-row tiles (shift.ODD_ROW_SPACE) come
+# last: they win only where they fill far better (65-row matrices: 0.81 against
+# 0.51; on an H100 int8 0.65-0.69 of a memcpy against 0.49-0.53 for the best
+# power-of-two tile, float16 0.72-0.76 against 0.53-0.57; NOTES 53) and
+# lost where their fill was 0.83 against 0.78 (200 rows: 0.63 against 0.72).
+# ND_SHIFT_UNTUNED (on) switches the rule off for a probe.
+_ND_SHIFT_DEFAULT = {1: ((128, 128, 256), (256, 64, 256), (128, 64, 128), (64, 128, 256), (80, 128, 128)),
+                     2: ((64, 64, 256), (128, 64, 256), (80, 64, 128))}
 _ND_SHIFT_MIN_FILL = {2: 0.6}
 ND_SHIFT_UNTUNED = True
 
