@@ -12,7 +12,7 @@ fractions of the memcpy in the same run (the JSON: every candidate's too).
     python benchmarks/nd_probe.py --out /tmp/nd --cases int8  # labels matching a regex
     python benchmarks/nd_probe.py --out /tmp/nd --sectors     # sector bounds instead (no GPU)
     python benchmarks/nd_probe.py --out /tmp/nd --grid        # ndshift's tiles over grid_cases()
-    python benchmarks/nd_probe.py --out /tmp/nd --grid --odd  # and its tiles of 72-112 rows
+    python benchmarks/nd_probe.py --out /tmp/nd --grid --odd  # and its tiles of 72 and 112 rows
     python benchmarks/nd_probe.py --table /tmp/nd/nd_probe.json --title "H100"   # a markdown table
 
 --table renders a result file: per case the best of each variant, the untuned
@@ -69,7 +69,7 @@ def label(shape, dtype, axes) -> str:
 
 
 def odd_configs(problem) -> list:
-    """--odd: ndshift's ODD_ROW_TILES (outside the tuning space) that can run problem."""
+    """--odd: ndshift's odd-row tiles outside the tuning space (odd_row_space) that can run problem."""
     from autotrans import families
     from autotrans.kernels.config import KernelConfig
     from autotrans.kernels.strided import strided_problems
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", action="store_true",
                     help="the ndshift candidates alone over grid_cases(); writes nd_grid.json")
     ap.add_argument("--odd", action="store_true",
-                    help="also ndshift's tiles of 72-112 rows (not in the tuning space)")
+                    help="also ndshift's tiles of 72 and 112 rows (not in the tuning space)")
     ap.add_argument("--sectors", action="store_true",
                     help="the emulator's sector bounds instead of timings (no GPU); writes nd_bounds.json")
     args = ap.parse_args(argv)
