@@ -937,3 +937,29 @@ def test_grid_resume_tunes_again_a_shape_whose_retime_was_disturbed(tmp_path, ca
     have = grid._resume(ResultCache(tmp_path / "work"), export, H200, space_id())
     assert have == {((1, 64, 64), 4)}
     assert "128x128: its re-time was disturbed" in capsys.readouterr().out
+
+
+def test_fuse_probe_sectors_bounds_both_forms_of_a_tile_problem(tmp_path, capsys):
+    """fuse_probe --sectors (no GPU): a permutation permute() runs as a
+    TileProblem gets the bounds of its shift candidates and of its fused
+    NdTileProblem's ndshift ones, each in (0, 1], with each form's best the
+    maximum of its own and its untuned pick among them; a permutation that
+    run_problem already fuses is no case; the JSON is written."""
+    fp = _script("fuse_probe")
+    tile, fused = fp.forms((64, 5, 96), "int8", (2, 1, 0))
+    assert type(tile).__name__ == "TileProblem" and (tile.m, tile.n) == (64, 96)
+    assert type(fused).__name__ == "NdTileProblem" and fused.m * fused.n == 64 * 5 * 96
+    assert fp.forms((33, 5, 45), "int8", (2, 1, 0)) is None          # 33 x 45 matrices: permute() fuses them
+    r = fp.probe((64, 5, 96), "int8", (2, 1, 0), sectors=True)
+    assert {k.split(":")[0] for k in r["tile"]["all"]} >= {"shift"}
+    assert {k.split(":")[0] for k in r["fused"]["all"]} >= {"ndshift"}
+    for form in ("tile", "fused"):
+        f = r[form]
+        assert all(0 < x <= 1 for x in f["all"].values())
+        assert f["fraction"] == max(f["all"].values()) == f["all"][f["best"]]
+        assert f["untuned_fraction"] == f["all"][f["untuned"]]
+    fp.CASES = [((64, 5, 96), "int8", (2, 1, 0)), ((33, 5, 45), "int8", (2, 1, 0)), ((64, 5, 96), "float16", (2, 1, 0))]
+    assert fp.main(["--out", str(tmp_path), "--sectors", "--cases", "int8"]) == 0
+    rows = json.loads((tmp_path / "fuse_bounds.json").read_text())
+    assert [x["case"] for x in rows] == ["64x5x96 int8 (2, 1, 0)"] and rows[0]["fused"]["all"] == r["fused"]["all"]
+    assert f"tile batch 64x96: best {r['tile']['fraction']:.3f}" in capsys.readouterr().out

@@ -1,0 +1,122 @@
+"""Fused or not: permutations that permute() runs as TileProblems (their
+matrices fill 32 x 32 tiles to tuning.strided.FUSE_FILL or more, so
+run_problem keeps them), against their fused form (core.layout.fuse_tile: an
+NdTileProblem, which ndshift moves in 16-byte vectors where the input rows it
+reads are whole rows of the fused matrix). The cases: 3-D (2, 1, 0) orders of
+1-, 2- and 4-byte elements, odd and aligned, 32-128 MiB. Each form's
+candidates are verified and timed by the tuner (tune_problem: interleaved
+with a memcpy of the same bytes, the L2 flushed before every timed launch,
+CUDA events, medians), nothing saved; fractions of that memcpy. With
+--sectors, the emulator's sector bounds instead (no GPU; shift and ndshift
+candidates and each form's untuned pick): the ideal sectors of reading the
+input and writing the output once over the sectors the launch touches
+(autotrans.emulate.strided_sectors).
+
+    python benchmarks/fuse_probe.py --out /tmp/fp                # every case, on a GPU
+    python benchmarks/fuse_probe.py --out /tmp/fp --sectors      # bounds (no GPU), a minute or two a case
+    python benchmarks/fuse_probe.py --out /tmp/fp --cases int8   # labels matching a regex
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+CASES = [  # (shape, dtype, axes): C-contiguous x, x.transpose(axes)
+    ((511, 1031, 257), "int8", (2, 1, 0)),       # permute_bench's
+    ((263, 509, 257), "float16", (2, 1, 0)),     # permute_bench's
+    ((257, 509, 263), "float32", (2, 1, 0)),     # permute_bench's
+    ((1000, 131, 515), "int8", (2, 1, 0)),       # long matrices, few of them
+    ((129, 4001, 131), "int8", (2, 1, 0)),       # small matrices, many
+    ((512, 256, 512), "int8", (2, 1, 0)),        # 16-byte rows both sides
+    ((400, 200, 401), "float16", (2, 1, 0)),
+    ((130, 1000, 260), "float16", (2, 1, 0)),
+    ((300, 333, 301), "float32", (2, 1, 0)),
+]
+
+
+def label(shape, dtype, axes) -> str:
+    return f"{'x'.join(map(str, shape))} {dtype} {axes}"
+
+
+def forms(shape, dtype, axes):
+    """(the TileProblem permute() runs, its fused NdTileProblem), or None where
+    permute() runs something else or the fusion does not apply."""
+    import numpy as np
+
+    from autotrans.core import layout
+    from autotrans.core.layout import TileProblem
+    from autotrans.tuning.strided import run_problem
+    e = np.dtype(dtype).itemsize
+    strides = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) * e for i in range(len(shape)))
+    tile = run_problem(layout.canonical(shape, strides, e, axes))
+    fused = layout.fuse_tile(tile) if isinstance(tile, TileProblem) else None
+    return (tile, fused) if fused is not None else None
+
+
+def _best(frac: dict, pick: str) -> dict:
+    k = max(frac, key=frac.get)
+    return {"best": k, "fraction": frac[k], "untuned": pick, "untuned_fraction": frac.get(pick)}
+
+
+def timed(problem) -> tuple[dict, float]:
+    """Every candidate's fraction of the memcpy (tuner-verified), and the memcpy's µs."""
+    from autotrans.backend.cuda import device
+    from autotrans.tuning.strided import strided_candidates, tune_problem
+    rec = tune_problem(problem, save=False, progress=False, configs=strided_candidates(problem, device().limits))
+    return {c.key: rec.memcpy_us / c.median_us for c in rec.candidates}, rec.memcpy_us
+
+
+def bounded(problem) -> dict:
+    """The sector bound of the shift/ndshift candidates and the untuned pick."""
+    from autotrans.emulate.sectors import strided_sectors
+    from autotrans.tuning.strided import default_strided, strided_candidates
+    pick = default_strided(problem).key
+    frac = {}
+    for c in strided_candidates(problem):
+        if c.variant in ("shift", "ndshift") or c.key == pick:
+            s = strided_sectors(c, problem)
+            frac[c.key] = (s.ideal + s.out_ideal) / (s.load_sectors + s.store_sectors)
+    return frac
+
+
+def probe(shape, dtype, axes, sectors: bool) -> dict | None:
+    """A case's row: each form's best and untuned pick (and every candidate's fraction)."""
+    from autotrans.tuning.strided import default_strided
+    both = forms(shape, dtype, axes)
+    if both is None:
+        return None
+    row = {"case": label(shape, dtype, axes)}
+    for name, problem in zip(("tile", "fused"), both):
+        frac = bounded(problem) if sectors else timed(problem)[0]
+        row[name] = {"problem": f"{'batch ' if problem.batch else ''}{problem.m}x{problem.n}",
+                     **_best(frac, default_strided(problem).key), "all": frac}
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="folder for fuse_probe.json (fuse_bounds.json with --sectors)")
+    ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
+    ap.add_argument("--sectors", action="store_true", help="the emulator's sector bounds instead (no GPU)")
+    args = ap.parse_args(argv)
+    out, rows = Path(args.out), []
+    out.mkdir(parents=True, exist_ok=True)
+    for case in CASES:
+        if not re.search(args.cases, label(*case)):
+            continue
+        r = probe(*case, args.sectors)
+        if r is None:
+            continue
+        rows.append(r)
+        t, f = r["tile"], r["fused"]
+        print(f"{r['case']:34s} tile {t['problem']}: best {t['fraction']:.3f} [{t['best']}] untuned "
+              f"{t['untuned_fraction'] or 0:.3f} | fused {f['problem']}: best {f['fraction']:.3f} [{f['best']}] "
+              f"untuned {f['untuned_fraction'] or 0:.3f}", flush=True)
+        (out / ("fuse_bounds.json" if args.sectors else "fuse_probe.json")).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
