@@ -13,6 +13,7 @@ fractions of the memcpy in the same run (the JSON: every candidate's too).
     python benchmarks/nd_probe.py --out /tmp/nd --sectors     # sector bounds instead (no GPU)
     python benchmarks/nd_probe.py --out /tmp/nd --grid        # ndshift's tiles over grid_cases()
     python benchmarks/nd_probe.py --out /tmp/nd --grid --odd  # and its tiles of 72 and 112 rows
+    python benchmarks/nd_probe.py --out /tmp/nd --grid --both --cases float32   # ndtile's too
     python benchmarks/nd_probe.py --table /tmp/nd/nd_probe.json --title "H100"   # a markdown table
 
 --table renders a result file: per case the best of each variant, the untuned
@@ -52,9 +53,9 @@ CASES = [  # (shape, dtype, axes)
 def grid_cases() -> list:
     """--grid: (batch, m, x, y) (2, 0, 3, 1) orders (fused matrices of m rows,
     batched) and (45, c, y) (2, 1, 0) ones (long fused rows of y columns), about
-    32 MiB of int8 and 16 MiB of float16 each."""
+    32 MiB of int8, 16 MiB of float16 and 32 MiB of float32 each."""
     cases = []
-    for dtype, size in (("int8", 32 << 20), ("float16", 16 << 20)):
+    for dtype, size in (("int8", 32 << 20), ("float16", 16 << 20), ("float32", 32 << 20)):
         for m in (65, 97, 200, 544, 3000):
             for y in (33, 110, 513):
                 x = max(1, 4096 // y) if m < 1000 else 3
@@ -177,6 +178,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
     ap.add_argument("--grid", action="store_true",
                     help="the ndshift candidates alone over grid_cases(); writes nd_grid.json")
+    ap.add_argument("--both", action="store_true",
+                    help="with --grid: ndtile's candidates too (4-byte elements, where the two compete)")
     ap.add_argument("--odd", action="store_true",
                     help="also ndshift's tiles of 72 and 112 rows (not in the tuning space)")
     ap.add_argument("--sectors", action="store_true",
@@ -196,7 +199,7 @@ def main(argv=None) -> int:
         if type(fused_problem(shape, dtype, axes)).__name__ != "NdTileProblem":
             continue                                      # (grid cases whose matrices are not fused)
         r = (bounds(shape, dtype, axes, args.odd) if args.sectors else
-             probe(shape, dtype, axes, "ndshift" if args.grid else "", args.odd))
+             probe(shape, dtype, axes, "ndshift" if args.grid and not args.both else "", args.odd))
         rows.append(r)
         f = {k: (r[k]["fraction"] or 0) for k in ("ndtile", "ndshift", "untuned")}
         print(f"{r['case']:42s} {r['problem']} batch {r['batch']} {r['m']}x{r['n']}: "

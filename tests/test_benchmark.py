@@ -865,8 +865,8 @@ def test_nd_probe_sectors_bounds_every_fused_candidate_and_names_the_best_of_eac
     assert extra == {c.key for c in probe.odd_configs(probe.fused_problem((3, 65, 9, 41), "float16", (2, 0, 3, 1)))}
     assert {k.split(":")[2] for k in extra} == {"72x64", "112x64"} and all(0 < odd["all"][k] <= 1 for k in extra)
     assert "80x64" in {k.split(":")[2] for k in base}                           # the space's own 80-row tile
-    grid = probe.grid_cases()                 # --grid: int8 and float16, rows from 65 to 3000
-    assert {d for _, d, _ in grid} == {"int8", "float16"} and len(grid) == 40
+    grid = probe.grid_cases()                 # --grid: int8, float16 and float32, rows from 65 to 3000
+    assert {d for _, d, _ in grid} == {"int8", "float16", "float32"} and len(grid) == 60
     assert sum(type(probe.fused_problem(*c)).__name__ == "NdTileProblem" for c in grid) >= 30
 
 
