@@ -60,12 +60,12 @@ def _best(frac: dict, pick: str) -> dict:
     return {"best": k, "fraction": frac[k], "untuned": pick, "untuned_fraction": frac.get(pick)}
 
 
-def timed(problem) -> tuple[dict, float]:
-    """Every candidate's fraction of the memcpy (tuner-verified), and the memcpy's µs."""
+def timed(problem) -> dict:
+    """Every candidate's fraction of the memcpy in the same run (tuner-verified)."""
     from autotrans.backend.cuda import device
     from autotrans.tuning.strided import strided_candidates, tune_problem
     rec = tune_problem(problem, save=False, progress=False, configs=strided_candidates(problem, device().limits))
-    return {c.key: rec.memcpy_us / c.median_us for c in rec.candidates}, rec.memcpy_us
+    return {c.key: rec.memcpy_us / c.median_us for c in rec.candidates}
 
 
 def bounded(problem) -> dict:
@@ -89,7 +89,7 @@ def probe(shape, dtype, axes, sectors: bool) -> dict | None:
         return None
     row = {"case": label(shape, dtype, axes)}
     for name, problem in zip(("tile", "fused"), both):
-        frac = bounded(problem) if sectors else timed(problem)[0]
+        frac = bounded(problem) if sectors else timed(problem)
         row[name] = {"problem": f"{'batch ' if problem.batch else ''}{problem.m}x{problem.n}",
                      **_best(frac, default_strided(problem).key), "all": frac}
     return row
