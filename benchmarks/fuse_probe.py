@@ -49,8 +49,7 @@ def forms(shape, dtype, axes):
     from autotrans.core.layout import TileProblem
     from autotrans.tuning.strided import run_problem
     e = np.dtype(dtype).itemsize
-    strides = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) * e for i in range(len(shape)))
-    tile = run_problem(layout.canonical(shape, strides, e, axes))
+    tile = run_problem(layout.canonical(shape, layout.c_strides(shape, e), e, axes))
     fused = layout.fuse_tile(tile) if isinstance(tile, TileProblem) else None
     return (tile, fused) if fused is not None else None
 

@@ -113,8 +113,7 @@ def fused_problem(shape, dtype, axes):
     from autotrans.core import layout
     from autotrans.tuning.strided import run_problem
     e = np.dtype(dtype).itemsize
-    strides = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) * e for i in range(len(shape)))   # C order, nothing allocated
-    return run_problem(layout.canonical(shape, strides, e, axes))
+    return run_problem(layout.canonical(shape, layout.c_strides(shape, e), e, axes))
 
 
 def summary(case, problem, frac: dict, **extra) -> dict:
