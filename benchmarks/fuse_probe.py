@@ -1,9 +1,9 @@
-"""Fused or not: permutations that permute() runs as TileProblems (their
-matrices fill 32 x 32 tiles to tuning.strided.FUSE_FILL or more, so
-run_problem keeps them), against their fused form (core.layout.fuse_tile: an
-NdTileProblem, which ndshift moves in 16-byte vectors where the input rows it
-reads are whole rows of the fused matrix). The cases: 3-D (2, 1, 0) orders of
-1-, 2- and 4-byte elements, odd and aligned, 32-128 MiB. Each form's
+"""Fused or not: permutations whose canonical problem is a TileProblem (a
+batch of strided matrices), timed as it is and as its fused form
+(core.layout.fuse_tile: an NdTileProblem, the batch dim fused into one side,
+which ndshift moves in 16-byte vectors and ndtile in scalars); each row also
+says which form run_problem (the untuned rule) runs. The cases: 3-D (2, 1, 0)
+orders of 1-, 2- and 4-byte elements, odd and aligned, 32-128 MiB. Each form's
 candidates are verified and timed by the tuner (tune_problem: interleaved
 with a memcpy of the same bytes, the L2 flushed before every timed launch,
 CUDA events, medians), nothing saved; fractions of that memcpy. With
@@ -15,6 +15,9 @@ input and writing the output once over the sectors the launch touches
     python benchmarks/fuse_probe.py --out /tmp/fp                # every case, on a GPU
     python benchmarks/fuse_probe.py --out /tmp/fp --sectors      # bounds (no GPU), a minute or two a case
     python benchmarks/fuse_probe.py --out /tmp/fp --cases int8   # labels matching a regex
+    python benchmarks/fuse_probe.py --out /tmp/fp --grid         # grid_cases(): 21 classes
+    python benchmarks/fuse_probe.py --out /tmp/fp --heldout      # the same over held-out sides
+    python benchmarks/fuse_probe.py --out /tmp/fp --m-side       # fused into longer output rows
 """
 from __future__ import annotations
 
@@ -36,21 +39,34 @@ CASES = [  # (shape, dtype, axes): C-contiguous x, x.transpose(axes)
 ]
 
 
+GRID_SIDES = ((257, 263), (1001, 131), (131, 1001), (200, 3001), (3001, 200), (513, 127), (1024, 260))
+HELDOUT_SIDES = ((97, 1537), (1537, 97), (777, 333), (389, 389), (1200, 100), (161, 2047))
+
+
+def grid_cases(sides=GRID_SIDES) -> list:
+    """--grid: 3-D (2, 1, 0) orders of 1-, 2- and 4-byte elements over classes of
+    outer sizes (a, c) (odd and near-square, few long matrices, many short
+    ones, 16-byte aligned rows), the middle (batch) size making about 32 MiB;
+    --heldout: the same over HELDOUT_SIDES, which no rule was fitted to."""
+    return [((a, max(1, (32 << 20) // (a * c * e)), c), dtype, (2, 1, 0))
+            for dtype, e in (("int8", 1), ("float16", 2), ("float32", 4)) for a, c in sides]
+
+
 def label(shape, dtype, axes) -> str:
     return f"{'x'.join(map(str, shape))} {dtype} {axes}"
 
 
-def forms(shape, dtype, axes):
-    """(the TileProblem permute() runs, its fused NdTileProblem), or None where
-    permute() runs something else or the fusion does not apply."""
+def forms(shape, dtype, axes, m_side: bool = False):
+    """(the TileProblem of the permutation, its fused NdTileProblem: fuse_tile's,
+    with m_side the one of longer output rows), or None where the fusion does
+    not apply. run_problem's choice between them is the untuned rule."""
     import numpy as np
 
     from autotrans.core import layout
     from autotrans.core.layout import TileProblem
-    from autotrans.tuning.strided import run_problem
     e = np.dtype(dtype).itemsize
-    tile = run_problem(layout.canonical(shape, layout.c_strides(shape, e), e, axes))
-    fused = layout.fuse_tile(tile) if isinstance(tile, TileProblem) else None
+    tile = layout.canonical(shape, layout.c_strides(shape, e), e, axes)
+    fused = layout.fuse_tile(tile, m_side) if isinstance(tile, TileProblem) else None
     return (tile, fused) if fused is not None else None
 
 
@@ -80,13 +96,16 @@ def bounded(problem) -> dict:
     return frac
 
 
-def probe(shape, dtype, axes, sectors: bool) -> dict | None:
-    """A case's row: each form's best and untuned pick (and every candidate's fraction)."""
-    from autotrans.tuning.strided import default_strided
-    both = forms(shape, dtype, axes)
+def probe(shape, dtype, axes, sectors: bool, m_side: bool = False) -> dict | None:
+    """A case's row: each form's best and untuned pick (and every candidate's
+    fraction), and the form run_problem runs ("tile", "fused" or "other")."""
+    from autotrans.tuning.strided import default_strided, run_problem
+    both = forms(shape, dtype, axes, m_side)
     if both is None:
         return None
-    row = {"case": label(shape, dtype, axes)}
+    runs = run_problem(both[0])
+    row = {"case": label(shape, dtype, axes),
+           "runs": "tile" if runs == both[0] else "fused" if runs == both[1] else "other"}
     for name, problem in zip(("tile", "fused"), both):
         frac = bounded(problem) if sectors else timed(problem)
         row[name] = {"problem": f"{'batch ' if problem.batch else ''}{problem.m}x{problem.n}",
@@ -99,18 +118,22 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="folder for fuse_probe.json (fuse_bounds.json with --sectors)")
     ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
     ap.add_argument("--sectors", action="store_true", help="the emulator's sector bounds instead (no GPU)")
+    ap.add_argument("--grid", action="store_true", help="grid_cases() (21 classes of shapes) instead of CASES")
+    ap.add_argument("--heldout", action="store_true", help="grid_cases(HELDOUT_SIDES) instead of CASES")
+    ap.add_argument("--m-side", action="store_true", help="the fusion into longer output rows (fuse_tile's m_side)")
     args = ap.parse_args(argv)
     out, rows = Path(args.out), []
     out.mkdir(parents=True, exist_ok=True)
-    for case in CASES:
+    cases = grid_cases() if args.grid else grid_cases(HELDOUT_SIDES) if args.heldout else CASES
+    for case in cases:
         if not re.search(args.cases, label(*case)):
             continue
-        r = probe(*case, args.sectors)
+        r = probe(*case, args.sectors, args.m_side)
         if r is None:
             continue
         rows.append(r)
         t, f = r["tile"], r["fused"]
-        print(f"{r['case']:34s} tile {t['problem']}: best {t['fraction']:.3f} [{t['best']}] untuned "
+        print(f"{r['case']:34s} runs {r['runs']:5s} tile {t['problem']}: best {t['fraction']:.3f} [{t['best']}] untuned "
               f"{t['untuned_fraction'] or 0:.3f} | fused {f['problem']}: best {f['fraction']:.3f} [{f['best']}] "
               f"untuned {f['untuned_fraction'] or 0:.3f}", flush=True)
         (out / ("fuse_bounds.json" if args.sectors else "fuse_probe.json")).write_text(json.dumps(rows, indent=1) + "\n")

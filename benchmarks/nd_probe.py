@@ -65,6 +65,14 @@ def grid_cases() -> list:
     return cases
 
 
+def heldout_cases() -> list:
+    """--heldout: float32 cases of grid_cases()'s classes at sizes no rule was
+    fitted to (fused matrices of 81, 113 and 300 rows; rows of 150-2000 columns)."""
+    cases = [((max(1, (32 << 20) // (m * (4096 // y) * y * 4)), m, 4096 // y, y), "float32", (2, 0, 3, 1))
+             for m in (81, 113, 300) for y in (47, 260)]
+    return cases + [((45, (32 << 20) // (45 * y * 4), y), "float32", (2, 1, 0)) for y in (150, 600, 2000)]
+
+
 def label(shape, dtype, axes) -> str:
     return f"{'x'.join(map(str, shape))} {dtype} {axes}"
 
@@ -177,6 +185,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
     ap.add_argument("--grid", action="store_true",
                     help="the ndshift candidates alone over grid_cases(); writes nd_grid.json")
+    ap.add_argument("--heldout", action="store_true",
+                    help="heldout_cases() instead, every candidate (float32 classes at sizes no rule saw)")
     ap.add_argument("--both", action="store_true",
                     help="with --grid: ndtile's candidates too (4-byte elements, where the two compete)")
     ap.add_argument("--odd", action="store_true",
@@ -192,7 +202,8 @@ def main(argv=None) -> int:
     rows, out = [], Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     name = "nd_bounds.json" if args.sectors else "nd_grid.json" if args.grid else "nd_probe.json"
-    for shape, dtype, axes in (grid_cases() if args.grid else CASES):
+    cases = grid_cases() if args.grid else heldout_cases() if args.heldout else CASES
+    for shape, dtype, axes in cases:
         if not re.search(args.cases, label(shape, dtype, axes)):
             continue
         if type(fused_problem(shape, dtype, axes)).__name__ != "NdTileProblem":

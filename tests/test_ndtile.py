@@ -115,6 +115,15 @@ def test_a_strided_view_fuses_only_its_linear_continuations():
         fuse_tile(NdTileProblem(4, ((2, 4),), ((2, 8),), 4, ()))
 
 
+def test_m_side_fuses_into_the_output_rows_alone():
+    t = tile_of((1001, 63, 131), (2, 1, 0))         # the middle dim continues both sides
+    assert fuse_tile(t).m_side == ((1001, t.ldi),) and fuse_tile(t).n == 63 * 131   # fullest: the input rows
+    longer = fuse_tile(t, m_side=True)
+    assert longer.m_side == ((1001, t.ldi), (63, 131 * 4)) and longer.n_side == ((131, t.ldo),)
+    only_n = tile_of((5, 3, 6, 11), (2, 0, 3, 1))   # nothing continues the m side
+    assert fuse_tile(only_n) is not None and fuse_tile(only_n, m_side=True) is None
+
+
 def random_view(rng):
     """(buffer, view): a view of rank 3 to 6 and any element size into a
     random uint8 buffer: a parent allocated in some axis order, often dense,
@@ -243,6 +252,11 @@ def test_candidates_default_and_lookup(tmp_path):
     assert default_strided(short).key == "ndtile:e4:64x64:t256:v4:r1:p1:none:col:strided"
     narrow = fuse_tile(tile_of((7, 9, 4096, 20), (0, 3, 2, 1)))    # 20 fused columns: 32 wide fill more than 64
     assert narrow.n == 20 and default_strided(narrow).key == "ndtile:e4:64x32:t256:v4:r1:p1:none:row:strided"
+    rows = fuse_tile(tile_of((257, 509, 263), (2, 1, 0)))        # input rows of 1052 bytes: _ND_SHORT_INPUT
+    assert default_strided(rows).key == "ndtile:e4:128x16:t256:v4:r1:p1:none:row:strided"
+    few = fuse_tile(tile_of((45, 18641, 40), (2, 1, 0)))           # 45 fused rows fill neither class's tile
+    assert few.m == 45 and default_strided(few).key == "ndtile:e4:64x64:t256:v4:r1:p1:none:col:strided"
+    assert default_strided(fuse_tile(tile_of((257, 509, 263), (2, 1, 0), 8))).tile_cols != 16   # 4-byte only
     short = NdTileProblem(4, ((20, 4 * 8000),), ((200, 80), (40, 16000)), 4, ())   # 20 rows in all
     assert default_strided(short).key == "ndtile:e4:32x64:t128:v4:r1:p1:none:row:strided"
     for e in (1, 2, 4, 8, 16):                 # each element size's measured default is in its space
@@ -538,8 +552,12 @@ def test_the_check_sees_a_wrong_side():
 def test_run_problem_fuses_small_or_odd_matrices_and_wide_elements():
     small = tile_of((33, 65, 129, 61), (3, 2, 1, 0))          # 33 x 61 matrices: half-empty tiles
     assert run_problem(small) == fuse_tile(small)
-    big = tile_of((257, 509, 263), (2, 1, 0))                  # 257 x 263: tiles 0.82 full, 4-byte elements
-    assert fuse_tile(big) is not None and run_problem(big) is big
+    big = tile_of((1001, 63, 131), (2, 1, 0))                  # tiles 0.80 full; the fullest fusion: input rows
+    assert fuse_tile(big).n > big.n and run_problem(big) is big
+    aligned = tile_of((300, 333, 301), (2, 1, 0))              # output rows of 1200 bytes: 16-byte multiples
+    assert fuse_tile(aligned).m > aligned.m and run_problem(aligned) is aligned
+    odd = tile_of((257, 509, 263), (2, 1, 0))                  # output rows of 1028 bytes, lengthened by fusing
+    assert fuse_tile(odd).m == 257 * 509 and run_problem(odd) == fuse_tile(odd)
     wide = tile_of((257, 509, 263), (2, 1, 0), 8)              # 8-byte elements always fuse
     assert run_problem(wide) == fuse_tile(wide)
     plain = tile_of((64, 96), (1, 0), view=np.s_[:, :48])       # a pitched view: nothing to fuse

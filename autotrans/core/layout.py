@@ -559,18 +559,21 @@ class NdTileProblem:
         return tuple(out) + tuple(self.batch)
 
 
-def fuse_tile(problem: TileProblem) -> NdTileProblem | None:
+def fuse_tile(problem: TileProblem, m_side: bool = False) -> NdTileProblem | None:
     """The TileProblem with every batch dim that continues a side linearly
     fused into that side, repeatedly (a dim fused may let another continue
     it): into the m side, dims whose output stride is elem * M (M: the m
     side's size so far), into the n side, dims whose input stride is sci * N.
-    A dim that continues both sides is tried on each; of the fusions reached,
+    A dim that continues both sides is tried on each; of the fusions reached
+    (with m_side, those that lengthen the m side, the output rows, alone),
     the one whose 32 x 32 tiles are fullest (then the fewest batch dims, then
     the m side) wins. Size-1 dims never fuse. None when nothing fuses."""
     if not isinstance(problem, TileProblem):
         raise TypeError(f"fuse_tile takes a TileProblem, not {type(problem).__name__}")
     start = (((problem.m, problem.ldi),), ((problem.n, problem.ldo),), tuple(problem.batch))
     ends = _fusions(problem.elem, problem.sci, *start)
+    if m_side:
+        ends = [s for s in ends if len(s[0]) > 1] or [start]
     best = max(ends, key=lambda s: (_fill(s), -len(s[2]), -ends.index(s)))
     if best == start:
         return None

@@ -88,27 +88,39 @@ def _nd_default(problem: NdTileProblem, fits: list) -> KernelConfig:
     if shift is not None:
         return shift
     fits = [c for c in fits if c.variant == "ndtile"] or fits
-    rank = {t: -i for i, t in enumerate(_ND_DEFAULT.get(problem.elem, ()))}
     tile = lambda c: (c.tile_rows, c.tile_cols, c.threads, c.order)  # noqa: E731
+    by_class = next((c for c in fits if tile(c) == _nd_class_tile(problem)), None)
+    if by_class is not None:
+        return by_class
+    rank = {t: -i for i, t in enumerate(_ND_DEFAULT.get(problem.elem, ()))}
     pick = [c for c in fits if tile(c) in rank] or fits
     return max(pick, key=lambda c: (_nd_score(c, problem), rank.get(tile(c), 0), -pick.index(c)))
 
 
-# The shift tile (rows, columns, threads) per element size that won on the H200
-# over odd 3-D orders (benchmarks/NOTES.md, session 9): 2.2-3.4x the scalar tiles.
+# The shift tile (rows, columns, threads) per element size for rows no 16-byte
+# vector tile reads: on the H200 over odd 3-D orders 2.2-3.4x the scalar tiles
+# (benchmarks/NOTES.md, session 9). int8 256x64 and float32 64x64 (NOTES 54):
+# over the (2, 1, 0) orders that stay TileProblems, on an H100, within 0.974
+# and 0.971 of the best (geometric mean) against 0.922 for int8 128x64 and
+# 0.936 for float32's scalar vec tile; on the H200 int8 (511, 1031, 257) tuned
+# to 256x64 too (NOTES 51).
 # Casts from 4-byte elements take _SHIFT_CAST_DEFAULT: over odd float32 -> 16-bit
 # casts (benchmarks/cast_probe.py, NOTES 39) the best shift tile or within 4% of
 # it, 0-29% faster than the scalar vec tile picked before.
-_SHIFT_DEFAULT = {1: (128, 64, 128), 2: (64, 64, 256)}
+_SHIFT_DEFAULT = {1: (256, 64, 256), 2: (64, 64, 256), 4: (64, 64, 256)}
+_SHIFT_MIN_SIDE = {4: 64}   # float32 was measured on matrices of 97 rows and columns and up
 _SHIFT_CAST_DEFAULT = {4: (64, 32, 256)}
 
 
 def _shift_default(problem, fits: list) -> KernelConfig | None:
     """The shift config of _SHIFT_DEFAULT (of _SHIFT_CAST_DEFAULT for a cast's
-    problem, out_elem != elem) where it runs and no 16-byte vec tile does, else None."""
+    problem, out_elem != elem) where it runs, no 16-byte vec tile does and the
+    matrix has _SHIFT_MIN_SIDE rows and columns, else None."""
     table = _SHIFT_CAST_DEFAULT if problem.out_elem != problem.elem else {}
     want = table.get(problem.elem) or _SHIFT_DEFAULT.get(problem.elem)
     if want is None or any(c.variant == "vec" and c.vec_bytes == 16 for c in fits):
+        return None
+    if not table and min(getattr(problem, "m", 0), problem.n) < _SHIFT_MIN_SIDE.get(problem.elem, 0):
         return None
     return next((c for c in fits if c.variant == "shift" and (c.tile_rows, c.tile_cols, c.threads) == want), None)
 
@@ -125,6 +137,25 @@ _ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "ro
                4: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
                8: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
                16: ((32, 32, 128, "row"),)}
+# 4-byte fused problems whose input rows are at most _ND_SHORT_IN bytes take
+# ndtile's 128 x 16 tile where its rows fill 128-row tiles to 0.9 and its
+# columns 16-column ones to 0.8 (as 99 to 1052 columns did): over 24 fused
+# float32 problems on an H100 0.936 -> 0.962 of the best tile (geometric mean),
+# and 0.904 -> 1.000 on a held-out one (benchmarks/NOTES.md 54). Narrower
+# matrices keep _nd_score's narrow tiles.
+_ND_SHORT_INPUT = (128, 16, 256, "row")
+_ND_SHORT_IN = 1280
+
+
+def _nd_class_tile(problem: NdTileProblem) -> tuple | None:
+    """_ND_SHORT_INPUT for a 4-byte fused problem of short input rows, else None."""
+    if problem.elem != 4:
+        return None
+    _, rows, _ = strided_shape(problem)
+    short_in = problem.n * problem.elem <= _ND_SHORT_IN and _fill(problem.n, _ND_SHORT_INPUT[1]) >= 0.8
+    return _ND_SHORT_INPUT if short_in and _fill(rows, _ND_SHORT_INPUT[0]) >= 0.9 else None
+
+
 # The ndshift tiles (rows, columns, threads) per element size for fused problems,
 # in order of preference: ndshift reads and writes 16-byte vectors where ndtile
 # moves sub-word elements one by one (int8 (133,65,129,61) (3,2,1,0): 0.21 ->
@@ -179,7 +210,13 @@ def run_problem(problem, cast: str = "none"):
     - without a cast, a TileProblem as its fused tiles (core.layout.fuse_tile)
       where the fusion applies and the matrices are small or odd enough that
       fusing won on the H200 (8-byte elements and up, or 32 x 32 tiles less
-      than FUSE_FILL full);
+      than FUSE_FILL full), or where the fusion lengthens output rows (the
+      m side) that are not 16-byte multiples: over 48 3-D (2, 1, 0) orders on
+      an H100 the best tile of the chosen form rose from 0.938 to 0.986 of
+      the best of both forms (geometric mean; worst 0.595 -> 0.899), while
+      fusing into longer input rows, or into longer output rows where the
+      fullest fusion lengthens the input rows, lost up to 24%
+      (benchmarks/NOTES.md 54);
     - a RowsProblem whose output rows are shorter than SHORT_ROW bytes, or
       narrowed by a cast, with its row dims in input order (outermost first by
       input stride): consecutive rows then read contiguous bytes, which won on
@@ -191,6 +228,8 @@ def run_problem(problem, cast: str = "none"):
         fused = layout.fuse_tile(problem)
         if fused is not None:
             if problem.elem >= 8 or _fill(problem.m, 32) * _fill(problem.n, 32) < FUSE_FILL:
+                return fused
+            if fused.m > problem.m and (problem.m * problem.elem) % 16:
                 return fused
     if isinstance(problem, RowsProblem):
         out = problem.out_elem or problem.elem
