@@ -70,8 +70,10 @@ def label(case) -> str:
 
 
 def problem_of(shape, axes, src: str, dst: str):
-    """The strided problem and cast permute() runs for a C-contiguous array of shape and dtype src."""
-    from autotrans.core.layout import canonical
+    """The strided problem and cast of a C-contiguous array of shape and dtype
+    src: the one permute() runs, or its TileProblem where permute() fuses it
+    (strips are shift tiles, which move TileProblems)."""
+    from autotrans.core.layout import RowsProblem, TileProblem, canonical
     from autotrans.kernels.config import CAST_SIZES, cast_for
     from autotrans.kernels.strided import as_strided
     from autotrans.tuning.strided import run_problem
@@ -79,7 +81,8 @@ def problem_of(shape, axes, src: str, dst: str):
     e, eo = CAST_SIZES[cast] if cast != "none" else (np.dtype(src).itemsize,) * 2
     strides = tuple(int(np.prod(shape[i + 1:])) * e for i in range(len(shape)))
     canon = canonical(shape, strides, e, axes, out_itemsize=None if cast == "none" else eo)
-    return run_problem(as_strided(canon), cast), cast
+    runs = run_problem(as_strided(canon), cast)
+    return (runs if isinstance(runs, (TileProblem, RowsProblem)) else as_strided(canon)), cast
 
 
 def candidates(prob, cast: str) -> tuple[list, set]:

@@ -943,14 +943,20 @@ def test_fuse_probe_sectors_bounds_both_forms_of_a_tile_problem(tmp_path, capsys
     """fuse_probe --sectors (no GPU): a permutation permute() runs as a
     TileProblem gets the bounds of its shift candidates and of its fused
     NdTileProblem's ndshift ones, each in (0, 1], with each form's best the
-    maximum of its own and its untuned pick among them; a permutation that
-    run_problem already fuses is no case; the JSON is written."""
+    maximum of its own and its untuned pick among them; each row says which
+    form run_problem runs; the JSON is written. The grid and held-out cases
+    share no sides."""
+    from autotrans.tuning.strided import run_problem
     fp = _script("fuse_probe")
     tile, fused = fp.forms((64, 5, 96), "int8", (2, 1, 0))
     assert type(tile).__name__ == "TileProblem" and (tile.m, tile.n) == (64, 96)
     assert type(fused).__name__ == "NdTileProblem" and fused.m * fused.n == 64 * 5 * 96
-    assert fp.forms((33, 5, 45), "int8", (2, 1, 0)) is None          # 33 x 45 matrices: permute() fuses them
+    assert fp.forms((1001, 5, 131), "int8", (2, 1, 0))[1].m == 1001                       # fullest: input rows
+    assert fp.forms((1001, 5, 131), "int8", (2, 1, 0), m_side=True)[1].m == 1001 * 5     # output rows
+    small = fp.forms((33, 5, 45), "int8", (2, 1, 0))                 # 33 x 45 matrices: run_problem fuses them
+    assert run_problem(small[0]) == small[1]
     r = fp.probe((64, 5, 96), "int8", (2, 1, 0), sectors=True)
+    assert r["runs"] == "tile"                                       # output rows of 64 bytes
     assert {k.split(":")[0] for k in r["tile"]["all"]} >= {"shift"}
     assert {k.split(":")[0] for k in r["fused"]["all"]} >= {"ndshift"}
     for form in ("tile", "fused"):
@@ -961,5 +967,10 @@ def test_fuse_probe_sectors_bounds_both_forms_of_a_tile_problem(tmp_path, capsys
     fp.CASES = [((64, 5, 96), "int8", (2, 1, 0)), ((33, 5, 45), "int8", (2, 1, 0)), ((64, 5, 96), "float16", (2, 1, 0))]
     assert fp.main(["--out", str(tmp_path), "--sectors", "--cases", "int8"]) == 0
     rows = json.loads((tmp_path / "fuse_bounds.json").read_text())
-    assert [x["case"] for x in rows] == ["64x5x96 int8 (2, 1, 0)"] and rows[0]["fused"]["all"] == r["fused"]["all"]
+    assert [x["case"] for x in rows] == ["64x5x96 int8 (2, 1, 0)", "33x5x45 int8 (2, 1, 0)"]
+    assert rows[0]["fused"]["all"] == r["fused"]["all"] and rows[1]["runs"] == "fused"
+    grid, held = fp.grid_cases(), fp.grid_cases(fp.HELDOUT_SIDES)
+    assert (len(grid), len(held)) == (21, 18) and not {(a, c) for (a, _, c), *_ in grid} & {(a, c) for (a, _, c), *_ in held}
+    nd = _script("nd_probe")
+    assert nd.heldout_cases() and not set(map(repr, nd.heldout_cases())) & set(map(repr, nd.grid_cases()))
     assert f"tile batch 64x96: best {r['tile']['fraction']:.3f}" in capsys.readouterr().out
