@@ -89,9 +89,9 @@ def _nd_default(problem: NdTileProblem, fits: list) -> KernelConfig:
         return shift
     fits = [c for c in fits if c.variant == "ndtile"] or fits
     tile = lambda c: (c.tile_rows, c.tile_cols, c.threads, c.order)  # noqa: E731
-    by_class = next((c for c in fits if tile(c) == _nd_class_tile(problem)), None)
-    if by_class is not None:
-        return by_class
+    short = next((c for c in fits if tile(c) == _ND_SHORT_INPUT), None) if _short_input(problem) else None
+    if short is not None:
+        return short
     rank = {t: -i for i, t in enumerate(_ND_DEFAULT.get(problem.elem, ()))}
     pick = [c for c in fits if tile(c) in rank] or fits
     return max(pick, key=lambda c: (_nd_score(c, problem), rank.get(tile(c), 0), -pick.index(c)))
@@ -147,13 +147,12 @@ _ND_SHORT_INPUT = (128, 16, 256, "row")
 _ND_SHORT_IN = 1280
 
 
-def _nd_class_tile(problem: NdTileProblem) -> tuple | None:
-    """_ND_SHORT_INPUT for a 4-byte fused problem of short input rows, else None."""
-    if problem.elem != 4:
-        return None
+def _short_input(problem: NdTileProblem) -> bool:
+    """Whether a fused problem takes _ND_SHORT_INPUT (4-byte elements, input
+    rows of at most _ND_SHORT_IN bytes, both sides filling its tiles)."""
     _, rows, _ = strided_shape(problem)
-    short_in = problem.n * problem.elem <= _ND_SHORT_IN and _fill(problem.n, _ND_SHORT_INPUT[1]) >= 0.8
-    return _ND_SHORT_INPUT if short_in and _fill(rows, _ND_SHORT_INPUT[0]) >= 0.9 else None
+    return (problem.elem == 4 and problem.n * problem.elem <= _ND_SHORT_IN
+            and _fill(problem.n, _ND_SHORT_INPUT[1]) >= 0.8 and _fill(rows, _ND_SHORT_INPUT[0]) >= 0.9)
 
 
 # The ndshift tiles (rows, columns, threads) per element size for fused problems,
