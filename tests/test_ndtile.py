@@ -254,7 +254,9 @@ def test_candidates_default_and_lookup(tmp_path):
     assert narrow.n == 20 and default_strided(narrow).key == "ndtile:e4:64x32:t256:v4:r1:p1:none:row:strided"
     rows = fuse_tile(tile_of((257, 509, 263), (2, 1, 0)))        # input rows of 1052 bytes: _ND_SHORT_INPUT
     assert default_strided(rows).key == "ndtile:e4:128x16:t256:v4:r1:p1:none:row:strided"
-    few = fuse_tile(tile_of((45, 18641, 40), (2, 1, 0)))           # 45 fused rows fill neither class's tile
+    sixty_one = fuse_tile(tile_of((33, 65, 129, 61), (1, 3, 0, 2)))   # input rows of 244 bytes: too short
+    assert sixty_one.n == 61 and default_strided(sixty_one).key == "ndtile:e4:64x64:t256:v4:r1:p1:none:col:strided"
+    few = fuse_tile(tile_of((45, 18641, 40), (2, 1, 0)))           # 45 fused rows fill no 128-row tile
     assert few.m == 45 and default_strided(few).key == "ndtile:e4:64x64:t256:v4:r1:p1:none:col:strided"
     assert default_strided(fuse_tile(tile_of((257, 509, 263), (2, 1, 0), 8))).tile_cols != 16   # 4-byte only
     short = NdTileProblem(4, ((20, 4 * 8000),), ((200, 80), (40, 16000)), 4, ())   # 20 rows in all

@@ -137,22 +137,24 @@ _ND_DEFAULT = {1: ((64, 64, 512, "row"),) + _NARROW_TILES, 2: ((64, 32, 256, "ro
                4: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
                8: ((64, 64, 256, "col"), (64, 32, 256, "row"), (32, 64, 128, "row")) + _NARROW_TILES,
                16: ((32, 32, 128, "row"),)}
-# 4-byte fused problems whose input rows are at most _ND_SHORT_IN bytes take
-# ndtile's 128 x 16 tile where its rows fill 128-row tiles to 0.9 and its
-# columns 16-column ones to 0.8 (as 99 to 1052 columns did): over 24 fused
-# float32 problems on an H100 0.936 -> 0.962 of the best tile (geometric mean),
-# and 0.904 -> 1.000 on a held-out one (benchmarks/NOTES.md 54). Narrower
-# matrices keep _nd_score's narrow tiles.
+# 4-byte fused problems whose input rows are _ND_SHORT_IN bytes long (the 99
+# to 301 columns measured) take ndtile's 128 x 16 tile where their rows fill
+# 128-row tiles to 0.9: over the 37 float32 fused problems of nd_probe's
+# results on an H100, 0.962 -> 0.975 of the best tile (geometric mean; the
+# four it changes 0.87-0.93 -> 1.00, one held out), and 0.82-0.96 -> 0.96-1.00
+# on the float32 (2, 1, 0) orders run_problem fuses (benchmarks/NOTES.md 54).
+# On 61 columns (33x65x129x61 (1, 3, 0, 2)) it ran at 0.96 of 64 x 64, and
+# narrower matrices take _nd_score's narrow tiles.
 _ND_SHORT_INPUT = (128, 16, 256, "row")
-_ND_SHORT_IN = 1280
+_ND_SHORT_IN = (384, 1280)
 
 
 def _short_input(problem: NdTileProblem) -> bool:
     """Whether a fused problem takes _ND_SHORT_INPUT (4-byte elements, input
-    rows of at most _ND_SHORT_IN bytes, both sides filling its tiles)."""
+    rows of _ND_SHORT_IN bytes, rows filling its tiles)."""
     _, rows, _ = strided_shape(problem)
-    return (problem.elem == 4 and problem.n * problem.elem <= _ND_SHORT_IN
-            and _fill(problem.n, _ND_SHORT_INPUT[1]) >= 0.8 and _fill(rows, _ND_SHORT_INPUT[0]) >= 0.9)
+    return (problem.elem == 4 and _ND_SHORT_IN[0] <= problem.n * problem.elem <= _ND_SHORT_IN[1]
+            and _fill(rows, _ND_SHORT_INPUT[0]) >= 0.9)
 
 
 # The ndshift tiles (rows, columns, threads) per element size for fused problems,
