@@ -99,15 +99,17 @@ def _nd_default(problem: NdTileProblem, fits: list) -> KernelConfig:
 
 # The shift tile (rows, columns, threads) per element size for rows no 16-byte
 # vector tile reads: on the H200 over odd 3-D orders 2.2-3.4x the scalar tiles
-# (benchmarks/NOTES.md, session 9). int8 256x64 and float32 64x64 (NOTES 54):
-# over the (2, 1, 0) orders that stay TileProblems, on an H100, within 0.974
-# and 0.971 of the best (geometric mean) against 0.922 for int8 128x64 and
-# 0.936 for float32's scalar vec tile; on the H200 int8 (511, 1031, 257) tuned
-# to 256x64 too (NOTES 51).
+# (benchmarks/NOTES.md, session 9). float32 64x64 (NOTES 54): over the (2, 1, 0)
+# orders that stay TileProblems, on an H100, within 0.971 of the best tile
+# (geometric mean) where the scalar vec tile ran at 0.936; on the H200 tuning
+# took it for (257, 509, 263) (0.76 against 0.72 untuned, session 24). int8
+# keeps 128x64: on an H100 256x64 ran closer to the best (0.974 against 0.922),
+# but over the H200's grid of (2, 1, 0) orders that stay TileProblems
+# (shift-tall-probe-h200.md, session 23) 128x64 did (0.981 against 0.967).
 # Casts from 4-byte elements take _SHIFT_CAST_DEFAULT: over odd float32 -> 16-bit
 # casts (benchmarks/cast_probe.py, NOTES 39) the best shift tile or within 4% of
 # it, 0-29% faster than the scalar vec tile picked before.
-_SHIFT_DEFAULT = {1: (256, 64, 256), 2: (64, 64, 256), 4: (64, 64, 256)}
+_SHIFT_DEFAULT = {1: (128, 64, 128), 2: (64, 64, 256), 4: (64, 64, 256)}
 _SHIFT_MIN_SIDE = {4: 64}   # float32 was measured on matrices of 97 rows and columns and up
 _SHIFT_CAST_DEFAULT = {4: (64, 32, 256)}
 
