@@ -18,11 +18,13 @@ input and writing the output once over the sectors the launch touches
     python benchmarks/fuse_probe.py --out /tmp/fp --grid         # grid_cases(): 21 classes
     python benchmarks/fuse_probe.py --out /tmp/fp --heldout      # the same over held-out sides
     python benchmarks/fuse_probe.py --out /tmp/fp --m-side       # fused into longer output rows
+    python benchmarks/fuse_probe.py --table A.json B.json --title H100   # a markdown table (merged by case)
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 from pathlib import Path
 
@@ -113,15 +115,86 @@ def probe(shape, dtype, axes, sectors: bool, m_side: bool = False) -> dict | Non
     return row
 
 
+def _form(row: dict, name: str) -> str:
+    """A row's fused form, "M" (longer output rows) or "N" (longer input rows), by its problem text."""
+    rows = lambda form: int(row[form]["problem"].split()[-1].split("x")[0])  # noqa: E731
+    return "M" if rows(name) > rows("tile") else "N"
+
+
+def _parse(case: str):
+    """(shape, dtype, axes) of a label()."""
+    dims, dtype, axes = case.split(" ", 2)
+    return tuple(map(int, dims.split("x"))), dtype, tuple(int(a) for a in axes.strip("()").split(",") if a.strip())
+
+
+def table(rows: list, title: str = "") -> str:
+    """Markdown of result rows merged by case (see --table): each form's best
+    and untuned pick (the rule's at rendering where the row holds every
+    candidate's fraction, else the run's, marked *), the form run_problem
+    runs at rendering, and how near that form's best and untuned pick come
+    to the best of every form measured."""
+    from autotrans.tuning.strided import run_problem
+    cases: dict = {}
+    for r in rows:
+        d = cases.setdefault(r["case"], {})
+        d["tile"], d[_form(r, "fused")] = r["tile"], r["fused"]
+    out = [f"# fuse_probe.py {title}".rstrip(), "",
+           "Fractions of a memcpy of the same bytes in the same run (see fuse_probe.py's docstring); each cell: "
+           "the form's best / its untuned pick (the rule's at rendering; * the run's, where the file holds no "
+           "per-candidate fractions). M: fused into longer output rows; N: into longer input rows.", "",
+           "| case | tile | M | N | runs at rendering |", "|---|---|---|---|---|"]
+    best, pick = [], []
+    for case, d in cases.items():
+        tile = forms(*_parse(case))[0]
+        runs = run_problem(tile)
+        kind = "tile" if runs == tile else "M" if runs.m > tile.m else "N"
+        now = _untuned_now(tile, d)
+        cell = lambda k: f"{d[k]['fraction']:.3f} / {now[k][0]:.3f}{now[k][1]}" if k in d else ""  # noqa: E731
+        out.append(f"| {case} | {cell('tile')} | {cell('M')} | {cell('N')} | {kind} |")
+        if kind in d:
+            top = max(v["fraction"] for v in d.values())
+            best.append(d[kind]["fraction"] / top)
+            pick.append(now[kind][0] / top)
+    geo = lambda xs: math.exp(sum(math.log(max(x, 1e-9)) for x in xs) / len(xs))  # noqa: E731
+    out += ["", f"On the {len(best)} of {len(cases)} cases where the form run at rendering was measured, of the "
+                f"best of every form measured: its best {geo(best):.3f} (geometric mean; worst {min(best):.3f}), "
+                f"its untuned pick {geo(pick):.3f} (worst {min(pick):.3f})." if best else "No case's form was measured."]
+    return "\n".join(out) + "\n"
+
+
+def _untuned_now(tile, d: dict) -> dict:
+    """Each measured form's untuned fraction: (the rule's pick at rendering, "")
+    where the row holds every candidate's, else (the run's pick, "*")."""
+    from autotrans.core import layout
+    from autotrans.tuning.strided import default_strided
+    problems = {"tile": tile}
+    for m_side in (False, True):
+        f = layout.fuse_tile(tile, m_side)
+        if f is not None:
+            problems["M" if f.m > tile.m else "N"] = f
+    now = {}
+    for k, v in d.items():
+        frac = v["all"].get(default_strided(problems[k]).key) if "all" in v and k in problems else None
+        now[k] = (frac, "") if frac is not None else (v["untuned_fraction"] or 0, "*")
+    return now
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="folder for fuse_probe.json (fuse_bounds.json with --sectors)")
+    ap.add_argument("--out", help="folder for fuse_probe.json (fuse_bounds.json with --sectors)")
     ap.add_argument("--cases", default="", help="only cases whose label matches this regex")
     ap.add_argument("--sectors", action="store_true", help="the emulator's sector bounds instead (no GPU)")
     ap.add_argument("--grid", action="store_true", help="grid_cases() (21 classes of shapes) instead of CASES")
     ap.add_argument("--heldout", action="store_true", help="grid_cases(HELDOUT_SIDES) instead of CASES")
     ap.add_argument("--m-side", action="store_true", help="the fusion into longer output rows (fuse_tile's m_side)")
+    ap.add_argument("--table", nargs="+", metavar="JSON", help="print a markdown table of result files instead")
+    ap.add_argument("--title", default="", help="the table's title (the GPU it ran on)")
     args = ap.parse_args(argv)
+    if args.table:
+        print(table([r for f in args.table for r in json.loads(Path(f).read_text())], args.title), end="")
+        return 0
+    if not args.out:
+        ap.error("--out is required (or --table)")
     out, rows = Path(args.out), []
     out.mkdir(parents=True, exist_ok=True)
     cases = grid_cases() if args.grid else grid_cases(HELDOUT_SIDES) if args.heldout else CASES

@@ -969,8 +969,15 @@ def test_fuse_probe_sectors_bounds_both_forms_of_a_tile_problem(tmp_path, capsys
     rows = json.loads((tmp_path / "fuse_bounds.json").read_text())
     assert [x["case"] for x in rows] == ["64x5x96 int8 (2, 1, 0)", "33x5x45 int8 (2, 1, 0)"]
     assert rows[0]["fused"]["all"] == r["fused"]["all"] and rows[1]["runs"] == "fused"
+    assert f"tile batch 64x96: best {r['tile']['fraction']:.3f}" in capsys.readouterr().out
+    table = fp.table(rows + [{**rows[0], "fused": {**rows[0]["tile"], "problem": "64x480"}}], "T")   # + an N form
+    assert table.startswith("# fuse_probe.py T\n") and "| 64x5x96 int8 (2, 1, 0) |" in table
+    line = next(x for x in table.splitlines() if x.startswith("| 64x5x96 int8"))
+    assert line.count("/") == 3 and line.endswith("| tile |") and line.count("*") == 1   # N: the run's pick
+    assert "On the 2 of 2 cases" in table
+    assert fp.main(["--table", str(tmp_path / "fuse_bounds.json"), "--title", "T"]) == 0
+    assert capsys.readouterr().out.startswith("# fuse_probe.py T")
     grid, held = fp.grid_cases(), fp.grid_cases(fp.HELDOUT_SIDES)
     assert (len(grid), len(held)) == (21, 18) and not {(a, c) for (a, _, c), *_ in grid} & {(a, c) for (a, _, c), *_ in held}
     nd = _script("nd_probe")
     assert nd.heldout_cases() and not set(map(repr, nd.heldout_cases())) & set(map(repr, nd.grid_cases()))
-    assert f"tile batch 64x96: best {r['tile']['fraction']:.3f}" in capsys.readouterr().out
