@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 from autotrans.api.select import Table, shape_class          # noqa: E402
 from autotrans.core.device import Limits                      # noqa: E402
 from autotrans.kernels.config import KernelConfig             # noqa: E402
-from autotrans.results.shipped import shipped_entries         # noqa: E402
+from autotrans.results.shipped import for_device, shipped_entries   # noqa: E402
 from autotrans.tools import bench as bm                       # noqa: E402
 from autotrans.tuning.space import admits, default_config, space_id   # noqa: E402
 
@@ -66,10 +66,10 @@ def cases() -> list[bm.Case]:
 class Shipped:
     """The shipped records per element size, and choose()'s Table over them."""
 
-    def __init__(self, pairs=None, limits: Limits = H200_LIMITS):
+    def __init__(self, pairs=None, limits: Limits = H200_LIMITS, fingerprint: str | None = None):
         self.limits = limits
         self.pairs: dict = {}
-        for k, r in (shipped_entries() if pairs is None else pairs):
+        for k, r in for_device(shipped_entries() if pairs is None else pairs, fingerprint):
             if len(getattr(k, "shape", ())) == 3:
                 self.pairs.setdefault(k.elem_bytes, []).append((k, r))
         self._tables: dict = {}
@@ -117,7 +117,7 @@ def measure(out: Path, reps: int, budget_s: float, extra=()) -> int:
     dev = bm.device_or_error("untuned_pool")
     if dev is None:
         return 2
-    shipped = Shipped(limits=dev.limits)
+    shipped = Shipped(limits=dev.limits, fingerprint=dev.id.text)
     doc = _resumed(out, dev.id.text) or {"format": FORMAT, "version": 1, "meta": {
         "fingerprint": dev.id.text, "space": space_id(), "reps": reps, "pool_tie": POOL_TIE,
         "limits": [dev.limits.max_threads, dev.limits.smem_per_block], "extra": list(extra),
@@ -231,6 +231,7 @@ class Pick:
     config: str
     frac: float | None      # pool's fastest / the pick's median; None: the pick was not timed there
     best: str
+    default: float | None = None   # the same for the built-in default (default_config)
 
 
 def judge(doc: dict, shipped: Shipped) -> list[Pick]:
@@ -244,22 +245,29 @@ def judge(doc: dict, shipped: Shipped) -> list[Pick]:
         choice = shipped.table(e).choose(bmn)
         best = min(times, key=times.get)
         t = times.get(choice.config.key)
+        td = times.get(default_config(bmn, e, shipped.limits).key)
         out.append(Pick(c["name"], math.prod(bmn) * e, choice.source, choice.config.key,
-                        None if t is None else times[best] / t, best))
+                        None if t is None else times[best] / t, best, None if td is None else times[best] / td))
     return out
+
+
+def _geomean(xs) -> float | None:
+    return math.exp(statistics.mean(math.log(x) for x in xs)) if xs else None
 
 
 def report(picks: list[Pick], worst: int) -> str:
     bands = [("all", picks), ("< 1 MiB", [p for p in picks if p.nbytes < MIB]),
              ("1-16 MiB", [p for p in picks if MIB <= p.nbytes < 16 * MIB]),
              (">= 16 MiB", [p for p in picks if p.nbytes >= 16 * MIB])]
-    lines = ["| cases | n | pick not timed | geomean best/pick | >= 0.95 | min |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| cases | n | pick not timed | geomean best/pick | >= 0.95 | min | default: geomean | min |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for label, ps in bands:
         known = [p.frac for p in ps if p.frac is not None]
-        gm = math.exp(statistics.mean(math.log(x) for x in known)) if known else None
+        gm = _geomean(known)
+        dflt = [p.default for p in ps if p.default is not None]
         lines.append(f"| {label} | {len(ps)} | {len(ps) - len(known)} | {'–' if gm is None else f'{gm:.3f}'} "
-                     f"| {sum(x >= 0.95 for x in known)} | {min(known, default=float('nan')):.2f} |")
+                     f"| {sum(x >= 0.95 for x in known)} | {min(known, default=float('nan')):.2f} "
+                     f"| {'–' if not dflt else f'{_geomean(dflt):.3f}'} | {min(dflt, default=float('nan')):.2f} |")
     if worst:
         lines += ["", f"Worst {worst}:", ""]
         lines += [f"- {p.name}: {p.frac:.2f} ({p.source}: `{p.config}`; fastest `{p.best}`)"
@@ -319,7 +327,10 @@ def main(argv=None) -> int:
     if doc["meta"].get("space") != space_id():
         print(f"untuned_pool: note: {args.data} was measured for space {doc['meta'].get('space')}, "
               f"not today's {space_id()}", file=sys.stderr)
-    print(report(judge(doc, Shipped(limits=Limits(*doc["meta"]["limits"]))), args.worst) + extras_report(doc), end="")
+    shipped = Shipped(limits=Limits(*doc["meta"]["limits"]), fingerprint=doc["meta"].get("fingerprint"))
+    print(f"{doc['meta'].get('fingerprint')}: choose()'s pick over the shipped results it uses, and the built-in "
+          f"default, as the fastest of each case's pool over their times\n")
+    print(report(judge(doc, shipped), args.worst) + extras_report(doc), end="")
     return 0
 
 

@@ -694,8 +694,11 @@ def test_untuned_pool_judges_the_pick_against_the_fastest_of_its_pool(tmp_path, 
     (picked, missed), = [up.judge(doc, shipped)]
     assert picked.config == pick and picked.frac == pytest.approx(times[best]["median_us"] / 50.0)
     assert picked.best == best and missed.frac is None
+    dflt = up.default_config(case.bmn, 4, shipped.limits).key       # always in the pool
+    assert picked.default == pytest.approx(times[best]["median_us"] / times[dflt]["median_us"])
     text = up.report([picked, missed], worst=1)
     assert "| all | 2 | 1 |" in text and case.name in text
+    assert f"| {picked.default:.3f} | {picked.default:.2f} |" in text.splitlines()[2]
     f = tmp_path / "pool.json"
     f.write_text(json.dumps(doc))
     assert up.main(["--data", str(f)]) == 0 and "geomean best/pick" in capsys.readouterr().out

@@ -75,6 +75,45 @@ def test_shipped_results_fill_an_empty_cache(tmp_path):
                   shipped=a100).source == "default"
 
 
+H100 = "NVIDIA H100 80GB HBM3|sm_90|132sm|driver 580.159.04|cuda 13.0"
+H100_PCIE = "NVIDIA H100 PCIe|sm_90|114sm|driver 580.159.04|cuda 13.0"
+
+
+def _shipped(device, *shapes, e=4):
+    return [(CacheKey(device, space_id(), s, e), make_record(s, e, device)) for s in shapes]
+
+
+def test_a_model_without_shipped_results_takes_its_siblings(tmp_path):
+    """A model with none of its own shipped results uses those of a model of
+    the same architecture and SM count (H100 SXM: the H200's), and only
+    those: not another architecture's or SM count's, and none where its own
+    model has some (NOTES 55)."""
+    empty = ResultCache(tmp_path)
+    h200 = _shipped(H200, (8192, 8192), (1024, 1024))
+    c = choose((8192, 8192), 4, H100, H200_LIMITS, empty, shipped=h200)
+    assert c.source == "shipped" and c.config.key == h200[0][1]["key"]
+    assert "tuned on NVIDIA H200" in c.reason
+    assert choose((4000, 4000), 4, H100, H200_LIMITS, empty, shipped=h200).source == "nearest"
+    for other in (H100_PCIE, A100):      # another SM count, another architecture
+        assert choose((8192, 8192), 4, other, H200_LIMITS, empty, shipped=h200).source == "default"
+    own = _shipped(H100, (1024, 1024))
+    c = choose((8192, 8192), 4, H100, H200_LIMITS, empty, shipped=h200 + own)
+    assert c.source == "nearest" and c.entry.device == H100      # its own model's only
+
+
+def test_for_device_and_source_model():
+    from autotrans.core.device import DeviceId
+    from autotrans.results.shipped import for_device, source_model
+    gh200 = "NVIDIA GH200 480GB|sm_90|132sm|driver 580.1|cuda 13.0"
+    pairs = _shipped(H200, (64, 64)) + _shipped(gh200, (32, 32)) + _shipped(A100, (16, 16))
+    assert [k.shape for k, _ in for_device(pairs, H100)] == [(1, 32, 32)]      # the first sibling by name
+    assert [k.shape for k, _ in for_device(pairs, H200)] == [(1, 64, 64)]
+    assert for_device(pairs, H100_PCIE) == [] and len(for_device(pairs, None)) == 3
+    ids = {k.device_id for k, _ in pairs}
+    assert source_model(ids, DeviceId.from_text(A100)) == "NVIDIA A100-SXM4-80GB|sm_80|108sm"
+    assert source_model(set(), DeviceId.from_text(H100)) is None
+
+
 def test_stale_templates_are_ignored(tmp_path):
     cache = ResultCache(tmp_path)
     rec = make_record((4096, 4096), 4, H200)

@@ -15,7 +15,8 @@ def cached(all_devices: bool = False, *, fingerprint: str | None = None, cache_d
     """Cached best configs as rows (shape, dtype, config, us, GB/s, fraction of
     memcpy, date, versions, device), for this GPU or, with all_devices, all.
     With ``shipped``, the results shipped with autotrans instead of the
-    cache's: those tuned on this GPU's model (any driver), or all.
+    cache's: those this GPU uses (its model's, any driver, else its sibling's:
+    results.shipped.for_device), or all.
     Invalid entries are skipped (with one warning)."""
     if not all_devices and fingerprint is None:
         fingerprint = driver.device().id.text

@@ -14,6 +14,7 @@ from ..core.device import DeviceId, Limits
 from ..core.problem import as_bmn, elem_size
 from ..kernels.config import KernelConfig
 from ..results.record import TuneRecord
+from ..results.shipped import for_device
 from ..results.store import CacheKey, ResultCache, shipped_entries
 from ..tuning.space import default_config, space_id, widest_vector
 from . import predict
@@ -38,21 +39,23 @@ class Choice:
         return f"{self.config.key}  [{self.source}] {self.reason}"
 
 
-def _entries(cache: ResultCache, shipped, elem_bytes: int | None, *, device: str | None = None,
-             hardware: str | None = None, templates: str | None = None) -> list[Entry]:
-    """(source, key, record) of the user's cache, then the shipped results:
-    only valid records whose key and best config are of ``elem_bytes`` (any
-    when None), of ``device`` (own cache) / ``hardware`` (shipped), made by
-    ``templates`` (any when None)."""
+def _entries(cache: ResultCache, ship: list, elem_bytes: int | None, *, device: str | None = None,
+             templates: str | None = None) -> list[Entry]:
+    """(source, key, record) of the user's cache, then of the shipped pairs
+    ``ship``: only valid records whose key and best config are of
+    ``elem_bytes`` (any when None), of ``device`` (the user's cache; any
+    when None), made by ``templates`` (any when None)."""
     def ok(k: CacheKey, r: TuneRecord) -> bool:
         return ((elem_bytes is None or (k.elem_bytes == elem_bytes and r.best.elem_bytes == elem_bytes))
                 and r.best.elem_bytes == k.elem_bytes and (templates is None or k.templates == templates))
 
     own = [("exact", k, r) for k, r in cache.items(device=device) if ok(k, r)]
-    ship = shipped_entries() if shipped is None else _typed(shipped)
-    return own + [("shipped", k, r) for k, r in ship
-                  if ok(k, r) and (hardware is None or k.hardware == hardware)
-                  and (device is None or hardware is not None or k.device == device)]
+    return own + [("shipped", k, r) for k, r in ship if ok(k, r)]
+
+
+def _shipped(shipped) -> list:
+    """The caller's shipped (key, record) pairs, typed, or shipped_entries()."""
+    return shipped_entries() if shipped is None else _typed(shipped)
 
 
 def _typed(pairs) -> list:
@@ -72,10 +75,12 @@ def usable_entries(fingerprint: str, elem_bytes: int, cache: ResultCache,
                    shipped=None) -> list[Entry]:
     """The tuned results choose() may use on the device with this fingerprint,
     for this element size: the user's own (same device and software), then the
-    shipped ones (same hardware), all made by the current templates.
+    shipped ones (its GPU model's, else its sibling's: shipped.for_device),
+    all made by the current templates.
     ``shipped``: the shipped (key, record) list (default: shipped_entries())."""
     dev = DeviceId.from_text(fingerprint)
-    return _entries(cache, shipped, elem_bytes, device=dev.text, hardware=dev.hardware, templates=space_id())
+    return _entries(cache, for_device(_shipped(shipped), dev.text), elem_bytes, device=dev.text,
+                    templates=space_id())
 
 
 def shape_class(bmn, elem_bytes: int) -> tuple:
@@ -160,7 +165,8 @@ class Table:
             why = self._why(row, bmn, align)
             if not why:
                 return Choice(row.cfg, row.source, row.key, "tuned for this shape"
-                              + (" (shipped with autotrans)" if row.source == "shipped" else ""))
+                              + (f" (shipped with autotrans, tuned on {row.key.device_id.name})"
+                                 if row.source == "shipped" else ""))
             warnings.warn(f"autotrans: cached config {row.cfg.key} for {bmn} cannot run here "
                           f"({'; '.join(why)}); using another", RuntimeWarning, stacklevel=3)
         want, best, best_rank = shape_class(bmn, self.elem_bytes), None, None
@@ -232,7 +238,8 @@ def find_record(shape, elem_bytes: int, cache_dir=None, device: str | None = Non
     with autotrans; current templates beat stale ones. (CacheKey, TuneRecord) or None."""
     bmn = as_bmn(shape)
     sid = space_id()
-    found = _entries(ResultCache(cache_dir), shipped, elem_bytes, device=device)
+    ship = [(k, r) for k, r in _shipped(shipped) if device is None or k.device == device]
+    found = _entries(ResultCache(cache_dir), ship, elem_bytes, device=device)
     for source in ("exact", "shipped"):
         hits = [(k, r) for s, k, r in found if s == source and k.shape == bmn]
         if hits:

@@ -1,6 +1,6 @@
 """Which strided config a canonical problem runs (permute()'s strided path),
 and why: the config tuned for exactly this problem in the user's cache, the
-one shipped with autotrans for it (same GPU model), the config of the nearest
+one shipped with autotrans for it (same GPU model, else its sibling), the config of the nearest
 tuned problem of the same class, or the untuned rule
 (tuning.strided.default_strided). Only results of the current templates count."""
 from __future__ import annotations
@@ -89,7 +89,7 @@ def strided_config(problem, align: int, limits: Limits, epilogue: str = "none", 
 
 def _records(fingerprint: str, cache: ResultCache, shipped) -> list[tuple[str, ProblemKey, TuneRecord]]:
     """(source, key, record) of the user's problems on this device, then the
-    shipped ones of its GPU model; only those of the current templates."""
+    shipped ones of its GPU model (else its sibling's); only those of the current templates."""
     sid = space_id()
     own = [("own", k, r) for k, r in cache.problem_items(device=fingerprint) if k.templates == sid]
     ship = for_device(shipped_problems() if shipped is None else shipped, fingerprint)

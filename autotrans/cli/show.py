@@ -34,7 +34,7 @@ def register(sub) -> None:
     sp = add_command(sub, "show", run, HELP, DESCRIPTION, EXAMPLES)
     sp.add_argument("--all", action="store_true", help="every device's results, not only this GPU's")
     sp.add_argument("--shipped", action="store_true",
-                    help="the results shipped with autotrans, not the cache's (this GPU's model, or --all)")
+                    help="the results shipped with autotrans, not the cache's (this GPU's model, else its sibling's: same architecture and SM count; or --all)")
     add_cache_dir(sp)
 
 

@@ -36,11 +36,27 @@ def shipped_problems(folder: str | Path | None = None) -> list[tuple[ProblemKey,
 def for_device(pairs, fingerprint: str | None) -> list:
     """The shipped (key, record) pairs that a device with this fingerprint
     uses: those tuned on its model (DeviceId.hardware, any driver and
-    toolkit); all of them where ``fingerprint`` is None."""
+    toolkit); where none are, those of its sibling (source_model); all
+    of them where ``fingerprint`` is None."""
+    pairs = list(pairs)
     if fingerprint is None:
-        return list(pairs)
-    hw = DeviceId.from_text(fingerprint).hardware
+        return pairs
+    hw = source_model({k.device_id for k, _ in pairs}, DeviceId.from_text(fingerprint))
     return [(k, r) for k, r in pairs if k.hardware == hw]
+
+
+def source_model(tuned_on, dev: DeviceId) -> str | None:
+    """The model (DeviceId.hardware) whose shipped results ``dev`` uses, of
+    the DeviceIds ``tuned_on``: its own where shipped, else a sibling's, the
+    same architecture and SM count (an H100 SXM and an H200 are one GH100
+    chip with other memory: on an H100 the H200's results ran at 0.949 of the
+    fastest of each shape's pool, the built-in defaults at 0.860, NOTES 55),
+    the first by name; None where neither is shipped."""
+    models = {d.hardware: d for d in tuned_on}
+    if dev.hardware in models:
+        return dev.hardware
+    siblings = sorted(h for h, d in models.items() if (d.arch, d.sms) == (dev.arch, dev.sms))
+    return siblings[0] if siblings else None
 
 
 def _folder(folder) -> str:

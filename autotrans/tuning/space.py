@@ -142,9 +142,31 @@ _DEFAULTS = {
 }
 
 
+# The large 1- and 2-byte tiles above win only on matrices they tile whole, in
+# many blocks; elsewhere (edge tiles, few blocks) they ran at 0.12-0.85 of the
+# fastest of each shape's pool (untuned_pool.py, H100 and H200), where these
+# smaller tiles (row walk) ran at 0.87-1.00: over the pools' 1- and 2-byte
+# vec-default shapes 0.55-0.85 -> 0.95-0.98 of the fastest (NOTES 55).
+_SMALL_DEFAULTS = {(1, 16): (64, 128, 128, 4), (2, 16): (128, 64, 256, 2)}
+BIG_TILE_BLOCKS = 1024   # the large tile where it tiles the matrices whole in at least this many blocks
+
 # Where 16-byte vec tiles cannot run, 1- and 2-byte elements go faster through
-# shift tiles than through narrower vec tiles (H200, 4097x4095).
-_SHIFT_DEFAULTS = {1: (128, 64, 256, 4), 2: (64, 128, 256, 2)}
+# shift tiles than through narrower vec tiles (H200, 4097x4095); float16's
+# 64x64 ran within 0.928/0.949 of each pool's fastest on the H100/H200 against
+# 0.905/0.923 for 64x128 (NOTES 55).
+_SHIFT_DEFAULTS = {1: (128, 64, 256, 4), 2: (64, 64, 256, 2)}
+
+
+def _vec_default(shape, elem_bytes: int, v: int) -> KernelConfig:
+    """The untuned vec tile of this element size and vector width for a shape:
+    _DEFAULTS', or _SMALL_DEFAULTS' (row walk) where that tile would leave
+    edge tiles or make fewer than BIG_TILE_BLOCKS blocks."""
+    tr, tc, nt, r = _DEFAULTS[(elem_bytes, v)]
+    b, m, n = as_bmn(shape)
+    if (elem_bytes, v) in _SMALL_DEFAULTS and (m % tr or n % tc or b * (m // tr) * (n // tc) < BIG_TILE_BLOCKS):
+        tr, tc, nt, r = _SMALL_DEFAULTS[(elem_bytes, v)]
+        return KernelConfig("vec", elem_bytes, tr, tc, nt, v, r, 0, "xor", "row")
+    return KernelConfig("vec", elem_bytes, tr, tc, nt, v, r, 0, "xor", "col")
 
 
 def skinny_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelConfig | None:
@@ -188,8 +210,7 @@ def default_config(shape, elem_bytes: int, limits: Limits = Limits(), max_vec: i
         return skinny
     for v in (16, 8, 4):
         if v <= max_vec and (elem_bytes, v) in _DEFAULTS:
-            tr, tc, nt, r = _DEFAULTS[(elem_bytes, v)]
-            cfg = KernelConfig("vec", elem_bytes, tr, tc, nt, v, r, 0, "xor", "col")
+            cfg = _vec_default(shape, elem_bytes, v)
             if not fit_problems(cfg, shape, limits):
                 return cfg
         if v == 16 and elem_bytes in _SHIFT_DEFAULTS:

@@ -428,8 +428,8 @@ def problem_rows(all_devices: bool = False, *, fingerprint: str | None = None, c
     ``problem``: the problem's text, and ``kind``), for the device
     ``fingerprint`` (default: the current GPU) or, with all_devices, all.
     ``cache``: a ResultCache or its folder (default: ResultCache()). With
-    ``shipped``, the problems shipped with autotrans instead (those tuned on
-    the device's model, or all)."""
+    ``shipped``, the problems shipped with autotrans instead (those the device
+    uses: its model's, else its sibling's, results.shipped.for_device; or all)."""
     if not all_devices and fingerprint is None:
         fingerprint = driver.device().id.text
     want = None if all_devices else fingerprint
