@@ -40,6 +40,7 @@ from autotrans.core.device import Limits                      # noqa: E402
 from autotrans.kernels.config import KernelConfig             # noqa: E402
 from autotrans.results.shipped import for_device, shipped_entries   # noqa: E402
 from autotrans.tools import bench as bm                       # noqa: E402
+from autotrans.tools.bench.cases import parse_cases           # noqa: E402
 from autotrans.tuning.space import admits, default_config, space_id   # noqa: E402
 
 FORMAT = "autotrans-untuned-pool"
@@ -55,11 +56,40 @@ WIDE_SHIFT = tuple(f"shift:e{e}:{t}:v16:r{4 // e}:p{4 // e}:{sw}:col" for e, t, 
     (1, "256x128:t512", "xor"), (1, "256x128:t256", "none"), (2, "128x128:t512", "xor"),
     (2, "128x128:t512", "none"), (2, "64x256:t512", "xor"), (2, "128x128:t256", "xor"),
     (4, "64x128:t512", "xor"), (4, "64x128:t512", "none"), (4, "128x64:t512", "xor"), (4, "64x128:t256", "xor")))
+# --defaults: held-out shapes for the built-in defaults (NOTES 55), none in the zoo:
+# 1- and 2-byte 16-byte-aligned matrices tiled whole or not by the large vec
+# default, in few or many blocks; odd float16 (the shift default); batches of
+# small matrices (the skinny default). The old defaults are timed beside them.
+DEFAULT_CASES = """
+12288x12288  int8     square,whole-many
+6144x6144    int8     square,whole-few
+3072x2048    int8     rect,whole-few
+640x4096     int8     rect,edge
+256x32x1024  int8     batched,edge
+8x4096x2048  int8     batched,whole-many
+4096x6144    float16  rect,whole-many
+2048x2048    float16  square,whole-few
+3000x2048    float16  rect,edge
+40x512x256   float16  batched,whole-few
+24x1024x1024 float16  batched,whole-many
+2049x3001    float16  odd
+777x5003     float16  odd
+12345x999    float16  odd
+3000x12x20   float32  batched,small
+1000x24x40   float32  batched,small
+512x32x64    float16  batched,small
+256x16x128   int8     batched,small
+"""
+OLD_DEFAULTS = ("vec:e1:256x256:t512:v16:r4:p0:xor:col", "vec:e2:128x128:t256:v16:r2:p0:xor:col",
+                "shift:e2:64x128:t256:v16:r2:p2:xor:col")
 MIB = 1 << 20
 
 
-def cases() -> list[bm.Case]:
-    """The zoo and held-out cases that run a kernel (a side of 1 is a copy)."""
+def cases(defaults: bool = False) -> list[bm.Case]:
+    """The zoo and held-out cases that run a kernel (a side of 1 is a copy);
+    with ``defaults``, DEFAULT_CASES instead."""
+    if defaults:
+        return parse_cases(DEFAULT_CASES, held_out=True)
     return [c for c in bm.zoo() + bm.held_out() if 1 not in c.bmn[1:]]
 
 
@@ -109,7 +139,7 @@ def pool(shipped: Shipped, bmn, e: int, extra=()) -> list[KernelConfig]:
 
 # -- the GPU run ------------------------------------------------------------------
 
-def measure(out: Path, reps: int, budget_s: float, extra=()) -> int:
+def measure(out: Path, reps: int, budget_s: float, extra=(), defaults: bool = False) -> int:
     """Time every case's pool on this GPU into ``out`` (rewritten after each case;
     cases it already holds for this GPU and space are kept)."""
     from autotrans.build.compile import compile_configs
@@ -127,7 +157,7 @@ def measure(out: Path, reps: int, budget_s: float, extra=()) -> int:
         "cases": []}
     done = {c["name"] for c in doc["cases"]}
     extra = doc["meta"].get("extra", [])
-    todo = [(c, pool(shipped, c.bmn, c.elem_bytes, extra)) for c in cases() if c.name not in done]
+    todo = [(c, pool(shipped, c.bmn, c.elem_bytes, extra)) for c in cases(defaults) if c.name not in done]
     t0 = time.perf_counter()
     compiled = compile_configs([cfg for _, p in todo for cfg in p], dev.arch)
     print(f"compiled {len(compiled)} configs in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -290,8 +320,8 @@ def extras_report(doc: dict) -> str:
             + "\n".join(lines) + "\n") if lines else ""
 
 
-def plan(shipped: Shipped) -> str:
-    pools = [(c, pool(shipped, c.bmn, c.elem_bytes)) for c in cases()]
+def plan(shipped: Shipped, defaults: bool = False) -> str:
+    pools = [(c, pool(shipped, c.bmn, c.elem_bytes, OLD_DEFAULTS if defaults else ())) for c in cases(defaults)]
     unique = {cfg.key for _, p in pools for cfg in p}
     sizes = [len(p) for _, p in pools]
     return (f"{len(pools)} cases, {sum(sizes)} timings of {len(unique)} distinct configs "
@@ -307,14 +337,17 @@ def main(argv=None) -> int:
     ap.add_argument("--plan", action="store_true", help="print the pools' sizes (no GPU)")
     ap.add_argument("--extra", action="store_true",
                     help="with --measure: also time the 32 KiB shift tiles (WIDE_SHIFT) where they can run")
+    ap.add_argument("--defaults", action="store_true",
+                    help="with --measure: the held-out DEFAULT_CASES, with the old defaults (OLD_DEFAULTS) as extras")
     ap.add_argument("--reps", type=int, default=15, help="repetitions per pool (default: %(default)s)")
     ap.add_argument("--budget-s", type=float, default=400.0, help="start no case after this (default: %(default)s)")
     ap.add_argument("--worst", type=int, default=10, help="list this many worst picks")
     args = ap.parse_args(argv)
     if args.measure:
-        return measure(Path(args.data), max(1, args.reps), args.budget_s, WIDE_SHIFT if args.extra else ())
+        extra = (WIDE_SHIFT if args.extra else ()) + (OLD_DEFAULTS if args.defaults else ())
+        return measure(Path(args.data), max(1, args.reps), args.budget_s, extra, args.defaults)
     if args.plan:
-        print(plan(Shipped()), end="")
+        print(plan(Shipped(), args.defaults), end="")
         return 0
     if not Path(args.data).exists():
         print(f"untuned_pool: error: no data file {args.data}: run with --measure on the GPU first", file=sys.stderr)
