@@ -79,9 +79,19 @@ DEFAULT_CASES = """
 1000x24x40   float32  batched,small
 512x32x64    float16  batched,small
 256x16x128   int8     batched,small
+2000x8x24    float32  batched,small
+2500x10x10   float32  batched,small
+1500x32x16   float32  batched,small
+5000x16x16   float16  batched,small
+800x24x40    float16  batched,small
+4096x4x64    int8     batched,small
+2000x24x32   int8     batched,small
+1000x16x8    float64  batched,small
 """
 OLD_DEFAULTS = ("vec:e1:256x256:t512:v16:r4:p0:xor:col", "vec:e2:128x128:t256:v16:r2:p0:xor:col",
-                "shift:e2:64x128:t256:v16:r2:p2:xor:col")
+                "shift:e2:64x128:t256:v16:r2:p2:xor:col",
+                # whole tiles of 4 KiB for batches of small matrices, against the skinny default
+                *(f"whole:e{e}:32x{4096 // 32 // e}:t{t}:v16:r1:p0:none:row" for e in (1, 2, 4, 8) for t in (128, 256)))
 MIB = 1 << 20
 
 
