@@ -18,7 +18,8 @@ A case's pool: configs that are candidates for its shape (space.admits) and
 are within POOL_TIE of the fastest on a nearby shipped shape, at most
 POOL_PER_ROW per shape. The nearby shapes are the POOL_NEAR nearest by
 log-distance, the POOL_CLASS nearest of the case's shape class, and the one
-choose() takes. choose()'s pick and the built-in default are always in it.
+choose() takes. choose()'s pick, Table.nearest's (choose() without its exact
+hit and whole-tile rule) and the built-in default are always in it.
 """
 from __future__ import annotations
 
@@ -87,6 +88,16 @@ DEFAULT_CASES = """
 4096x4x64    int8     batched,small
 2000x24x32   int8     batched,small
 1000x16x8    float64  batched,small
+6000x6x20    float32  batched,small2
+3000x16x32   float16  batched,small2
+10000x8x8    float64  batched,small2
+777x20x48    int8     batched,small2
+8x16x16      float32  batched,small2
+64x32x16     float16  batched,small2
+20000x4x4    float32  batched,small2
+1200x40x24   float16  batched,small2
+3000x30x16   int8     batched,small2
+2048x12x12   float64  batched,small2
 """
 OLD_DEFAULTS = ("vec:e1:256x256:t512:v16:r4:p0:xor:col", "vec:e2:128x128:t256:v16:r2:p0:xor:col",
                 "shift:e2:64x128:t256:v16:r2:p2:xor:col",
@@ -136,7 +147,7 @@ def pool(shipped: Shipped, bmn, e: int, extra=()) -> list[KernelConfig]:
     same = [t for t in others if shape_class(t[2].shape, e) == want]
     choice = shipped.table(e).choose(bmn)
     rows = others[:POOL_NEAR] + same[:POOL_CLASS] + [t for t in others if t[2] == choice.entry]
-    keys = [choice.config.key, default_config(bmn, e, shipped.limits).key]
+    keys = [choice.config.key, shipped.table(e).nearest(bmn).config.key, default_config(bmn, e, shipped.limits).key]
     keys += [k for *_, r in rows for k in _near_ties(r)]
     keys += [k for k in extra if KernelConfig.from_key(k).elem_bytes == e]
     out = []

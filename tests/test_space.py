@@ -109,4 +109,19 @@ def test_default_config_takes_shift_tiles_for_unaligned_bytes_and_halves():
         assert default_config((4097, 4095), e, H200).variant == variant
         assert default_config((4096, 4096), e, H200).variant == "vec"
     assert default_config((4096, 4096), 1, H200, max_vec=2).variant == "shift"   # unaligned pointers
-    assert default_config((4097, 4095), 2, H200).key == "shift:e2:64x64:t256:v16:r2:p2:xor:col"
+    assert default_config((4097, 4095), 2, H200).key == "shift:e2:64x128:t256:v16:r2:p2:xor:col"
+
+
+@pytest.mark.parametrize("shape, e, want", [
+    ((3000, 12, 20), 4, "whole:e4:32x32"), ((4096, 4, 64), 1, "whole:e1:32x128"), ((1000, 16, 8), 8, "whole:e8:32x16"),
+    ((5000, 16, 16), 2, "whole:e2:32x64"), ((256, 16, 128), 1, "whole:e1:32x128"),
+    ((1, 12, 20), 4, "short"),             # one matrix
+    ((1000, 24, 40), 4, "vec"),            # 3840 B: one a block
+    ((3000, 20, 30), 1, "short"),          # 600 B: not whole 16-byte vectors
+    ((64, 8, 4), 16, "narrow")])           # complex128: no whole default
+def test_default_for_a_batch_of_small_matrices_is_a_whole_tile(shape, e, want):
+    cfg = default_config(shape, e, H200)
+    assert cfg.key.startswith(want) and fit_problems(cfg, shape, H200) == []
+    if cfg.variant == "whole":
+        assert (cfg.threads, cfg.vec_bytes, cfg.smem_bytes) == (256, 16, 4096)
+    assert default_config(shape, e, H200, max_vec=8).variant != "whole"      # pointers not 16-byte aligned

@@ -151,10 +151,11 @@ _SMALL_DEFAULTS = {(1, 16): (64, 128, 128, 4), (2, 16): (128, 64, 256, 2)}
 BIG_TILE_BLOCKS = 1024   # the large tile where it tiles the matrices whole in at least this many blocks
 
 # Where 16-byte vec tiles cannot run, 1- and 2-byte elements go faster through
-# shift tiles than through narrower vec tiles (H200, 4097x4095); float16's
+# shift tiles than through narrower vec tiles (H200, 4097x4095). float16's
 # 64x64 ran within 0.928/0.949 of each pool's fastest on the H100/H200 against
-# 0.905/0.923 for 64x128 (NOTES 55).
-_SHIFT_DEFAULTS = {1: (128, 64, 256, 4), 2: (64, 64, 256, 2)}
+# 0.905/0.923 for 64x128, but behind it on three held-out odd shapes (0.966
+# against 0.979, NOTES 55): 64x128 stays.
+_SHIFT_DEFAULTS = {1: (128, 64, 256, 4), 2: (64, 128, 256, 2)}
 
 
 def _vec_default(shape, elem_bytes: int, v: int) -> KernelConfig:
@@ -199,12 +200,36 @@ def _skinny_space(elem_bytes: int) -> tuple[KernelConfig, ...]:
     return tuple(c for c in default_space(elem_bytes) if c.variant in SKINNY)
 
 
+WHOLE_DEFAULT_BYTES = 4096   # whole_default's block: this many bytes of whole matrices
+
+
+def whole_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelConfig | None:
+    """The untuned tile for a batch of small matrices, else None: the whole
+    family's 4 KiB block (256 threads, one 16-byte vector each) where it holds
+    at least whole.MIN_MATRICES matrices of whole vectors. On an H100 over 11
+    such batches (matrices of 256 B to 2 KiB, 1 to 8 bytes an element) it ran
+    at 0.92-1.00 of the fastest of each pool, where the skinny default ran at
+    0.29-0.83 (untuned_pool.py --defaults, NOTES 55)."""
+    b, m, n = as_bmn(shape)
+    if b < 2 or elem_bytes > 8:
+        return None
+    cfg = KernelConfig("whole", elem_bytes, 32, WHOLE_DEFAULT_BYTES // 32 // elem_bytes, 256, 16, 1, 0, "none", "row")
+    if _whole.per_block(cfg, m, n) < _whole.MIN_MATRICES or fit_problems(cfg, shape, limits):
+        return None
+    return cfg
+
+
 def default_config(shape, elem_bytes: int, limits: Limits = Limits(), max_vec: int = 16) -> KernelConfig:
-    """A good config without tuning: a skinny tile where one side is short
+    """A good config without tuning: a whole tile for a batch of small
+    matrices (whole_default, where pointers are 16-byte aligned), a skinny
+    tile where one side is short
     (skinny_default; they take pointers at any element alignment), else the
     widest vector tile this shape's rows (and pointers, max_vec) allow, a shift
     tile for 1- and 2-byte elements where 16-byte vectors do not fit, else the
     seeds' best classic tile."""
+    whole = whole_default(shape, elem_bytes, limits) if max_vec >= 16 else None
+    if whole is not None:
+        return whole
     skinny = skinny_default(shape, elem_bytes, limits)
     if skinny is not None:
         return skinny
