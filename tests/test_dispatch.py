@@ -298,6 +298,25 @@ def test_a_short_side_of_another_class_than_any_tuned_shape_gets_the_skinny_defa
     assert near.source == "nearest" and near.entry.shape == (1, 19, 90001)
 
 
+def test_a_batch_of_small_matrices_takes_the_whole_default_over_a_nearest_pick(tmp_path):
+    """Untuned, a batch of matrices that a 4 KiB whole block holds two of runs
+    the whole default even where a tuned shape of its class is near (held-out
+    batches: 0.92-1.00 against 0.45-0.90, NOTES 55); Table.nearest still
+    gives the nearest's pick; an exact hit, unaligned pointers and a batch of
+    one keep the other rules."""
+    from autotrans.api.select import Table, usable_entries
+    cache = ResultCache(tmp_path)
+    put(cache, (4096, 8, 16), config=KernelConfig("vec", 4, 32, 32, 128, 16, 1, 0, "xor", "row"))
+    c = choose((3000, 12, 20), 4, H200, H200_LIMITS, cache, shipped=[])
+    assert c.source == "default" and c.config.key == "whole:e4:32x32:t256:v16:r1:p0:none:row"
+    table = Table(usable_entries(H200, 4, cache, shipped=[]), 4, H200_LIMITS)
+    near = table.nearest((3000, 12, 20))
+    assert near.source == "nearest" and near.entry.shape == (4096, 8, 16) and near.config.variant == "vec"
+    assert choose((4096, 8, 16), 4, H200, H200_LIMITS, cache, shipped=[]).source == "exact"
+    assert choose((3000, 12, 20), 4, H200, H200_LIMITS, cache, shipped=[], align=8).config.variant != "whole"
+    assert choose((1, 12, 20), 4, H200, H200_LIMITS, cache, shipped=[]).config.variant != "whole"
+
+
 def test_size_band_is_bytes_against_the_l2():
     from autotrans.api.select import L2_FALLBACK, size_band
     l2 = 64 << 20
