@@ -502,13 +502,13 @@ def test_show_all(run, populated):
 def test_show_shipped_lists_autotrans_own_results_not_the_caches(run, populated, no_gpu):
     """show --shipped: the results shipped with autotrans (every model without
     a GPU), under their own title; the user's cache is not listed."""
-    from autotrans.results.shipped import shipped_dir, shipped_entries
+    from autotrans.results.shipped import shipped_dir, shipped_entries, shipped_problems
     r = run("show", "--shipped")
     assert r.returncode == 0, r.stderr
     assert "shipped results of every device" in r.stderr
     assert f"shipped with autotrans: {shipped_dir()}" in r.stdout
     rows = [line for line in r.stdout.splitlines() if "│" in line]
-    assert len(rows) == len(shipped_entries()) > 0
+    assert len(rows) == len(shipped_entries()) + len(shipped_problems()) > 0     # transposes, strided problems
     assert any(" 4096x4096 " in line and " float32 " in line for line in rows)      # GRID_ANCHORS
     assert A100 not in r.stdout and " 16x1024x2048 " not in r.stdout     # the cache's (populated)
 

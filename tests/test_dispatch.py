@@ -96,22 +96,32 @@ def test_a_model_without_shipped_results_takes_its_siblings(tmp_path):
     assert choose((4000, 4000), 4, H100, H200_LIMITS, empty, shipped=h200).source == "nearest"
     for other in (H100_PCIE, A100):      # another SM count, another architecture
         assert choose((8192, 8192), 4, other, H200_LIMITS, empty, shipped=h200).source == "default"
-    own = _shipped(H100, (1024, 1024))
+    own = _shipped(H100, (1024, 1024), (2048, 2048))
+    c = choose((1024, 1024), 4, H100, H200_LIMITS, empty, shipped=h200 + own)
+    assert c.source == "shipped" and c.entry.device == H100      # its own model's first
     c = choose((8192, 8192), 4, H100, H200_LIMITS, empty, shipped=h200 + own)
-    assert c.source == "nearest" and c.entry.device == H100      # its own model's only
+    assert c.source == "shipped" and c.entry.device == H200      # a sibling's where its own model has none
+    c = choose((1024, 1024), 4, H200, H200_LIMITS, empty, shipped=own + h200)
+    assert c.source == "shipped" and c.entry.device == H200      # the same both ways
+    assert choose((2048, 2048), 4, H200, H200_LIMITS, empty, shipped=own + h200).entry.device == H100
 
 
-def test_for_device_and_source_model():
+def test_for_device_and_source_models():
     from autotrans.core.device import DeviceId
-    from autotrans.results.shipped import for_device, source_model
+    from autotrans.results.shipped import for_device, source_models
     gh200 = "NVIDIA GH200 480GB|sm_90|132sm|driver 580.1|cuda 13.0"
-    pairs = _shipped(H200, (64, 64)) + _shipped(gh200, (32, 32)) + _shipped(A100, (16, 16))
-    assert [k.shape for k, _ in for_device(pairs, H100)] == [(1, 32, 32)]      # the first sibling by name
-    assert [k.shape for k, _ in for_device(pairs, H200)] == [(1, 64, 64)]
-    assert for_device(pairs, H100_PCIE) == [] and len(for_device(pairs, None)) == 3
+    pairs = _shipped(H200, (64, 64), (32, 32)) + _shipped(gh200, (32, 32), (16, 16)) + _shipped(A100, (8, 8))
+    # own model first, then each sibling by name for the keys not yet taken (any driver)
+    assert [(k.shape, k.device) for k, _ in for_device(pairs, H100)] == \
+        [((1, 32, 32), gh200), ((1, 16, 16), gh200), ((1, 64, 64), H200)]
+    assert [(k.shape, k.device) for k, _ in for_device(pairs, H200)] == \
+        [((1, 64, 64), H200), ((1, 32, 32), H200), ((1, 16, 16), gh200)]
+    assert [k.device for k, _ in for_device(_shipped(H100, (8, 8), e=2) + pairs, H200)][-1] == H100  # e2: another key
+    assert for_device(pairs, H100_PCIE) == [] and len(for_device(pairs, None)) == 5
     ids = {k.device_id for k, _ in pairs}
-    assert source_model(ids, DeviceId.from_text(A100)) == "NVIDIA A100-SXM4-80GB|sm_80|108sm"
-    assert source_model(set(), DeviceId.from_text(H100)) is None
+    assert source_models(ids, DeviceId.from_text(A100)) == ["NVIDIA A100-SXM4-80GB|sm_80|108sm"]
+    assert source_models(ids, DeviceId.from_text(H100)) == ["NVIDIA GH200 480GB|sm_90|132sm", "NVIDIA H200|sm_90|132sm"]
+    assert source_models(set(), DeviceId.from_text(H100)) == []
 
 
 def test_stale_templates_are_ignored(tmp_path):
@@ -155,8 +165,9 @@ def test_explain_and_cached_without_gpu(tmp_path):
 
 def test_cached_shipped_lists_the_shipped_results_of_the_devices_model(tmp_path):
     """cached(shipped=True): the shipped results, not the cache's: those of the
-    fingerprint's model whatever its driver and toolkit, none of another
-    model's, every one with all_devices."""
+    fingerprint's model whatever its driver and toolkit, then a sibling
+    model's for the shapes its own lack, none of another architecture's, every
+    one with all_devices."""
     from autotrans.results.shipped import shipped_entries
     put(ResultCache(tmp_path), (1024, 1024))
     ship = shipped_entries()
@@ -164,7 +175,12 @@ def test_cached_shipped_lists_the_shipped_results_of_the_devices_model(tmp_path)
     assert h200, "the repository ships H200 results"
     other_driver = h200[0].device.replace(h200[0].device.split("|")[3], "driver 1.2.3")
     rows = cached(fingerprint=other_driver, cache_dir=tmp_path, shipped=True)
-    assert len(rows) == len(h200) and {r["device"] for r in rows} == {k.device for k in h200}
+    mine = {(k.shape, k.elem_bytes) for k in h200}
+    assert [(r["shape"], r["elem_bytes"]) for r in rows[:len(h200)]] == [(k.shape, k.elem_bytes) for k in h200]
+    rest = rows[len(h200):]
+    assert {r["device"] for r in rows[:len(h200)]} == {k.device for k in h200}
+    assert all(r["device"].startswith("NVIDIA H100") and (r["shape"], r["elem_bytes"]) not in mine for r in rest)
+    assert len({(r["shape"], r["elem_bytes"]) for r in rows}) == len(rows)
     assert cached(fingerprint=A100, cache_dir=tmp_path, shipped=True) == []
     assert len(cached(all_devices=True, cache_dir=tmp_path, shipped=True)) == len(ship)
     assert [r["shape"] for r in cached(fingerprint=H200, cache_dir=tmp_path)] == [(1, 1024, 1024)]

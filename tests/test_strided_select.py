@@ -140,6 +140,11 @@ def test_for_device_keeps_the_shipped_problems_of_the_devices_model():
     assert for_device([mine, other], H200) == [mine]
     assert for_device([mine, other], A100) == [other]
     assert for_device([mine, other], None) == [mine, other]
+    # a sibling model's rows (the same architecture and SM count) fill in the problems its own lack
+    h100 = "NVIDIA H100 80GB HBM3|sm_90|132sm|driver 580.159.04|cuda 13.0"
+    theirs, both = tuned(SMALL, device=h100), tuned(LARGE, device=h100)
+    assert for_device([both, mine, theirs], H200) == [mine, theirs]
+    assert for_device([both, mine, theirs], h100) == [both, theirs]
 
 
 def test_problem_rows_shipped_are_the_shipped_problems_not_the_caches(tmp_path):

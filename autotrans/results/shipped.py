@@ -36,27 +36,37 @@ def shipped_problems(folder: str | Path | None = None) -> list[tuple[ProblemKey,
 def for_device(pairs, fingerprint: str | None) -> list:
     """The shipped (key, record) pairs that a device with this fingerprint
     uses: those tuned on its model (DeviceId.hardware, any driver and
-    toolkit); where none are, those of its sibling (source_model); all
-    of them where ``fingerprint`` is None."""
+    toolkit), then, for the keys its model's lack, those of its siblings
+    (the same architecture and SM count, by name: source_models); all of
+    them where ``fingerprint`` is None."""
     pairs = list(pairs)
     if fingerprint is None:
         return pairs
-    hw = source_model({k.device_id for k, _ in pairs}, DeviceId.from_text(fingerprint))
-    return [(k, r) for k, r in pairs if k.hardware == hw]
+    out, have = [], set()
+    for hw in source_models({k.device_id for k, _ in pairs}, DeviceId.from_text(fingerprint)):
+        mine = [(k, r) for k, r in pairs if k.hardware == hw and _slot(k) not in have]
+        have.update(_slot(k) for k, _ in mine)
+        out.extend(mine)
+    return out
 
 
-def source_model(tuned_on, dev: DeviceId) -> str | None:
-    """The model (DeviceId.hardware) whose shipped results ``dev`` uses, of
-    the DeviceIds ``tuned_on``: its own where shipped, else a sibling's, the
-    same architecture and SM count (an H100 SXM and an H200 are one GH100
-    chip with other memory: on an H100 the H200's results ran at 0.949 of the
-    fastest of each shape's pool, the built-in defaults at 0.860, NOTES 55),
-    the first by name; None where neither is shipped."""
+def source_models(tuned_on, dev: DeviceId) -> list[str]:
+    """The models (DeviceId.hardware) whose shipped results ``dev`` uses, of
+    the DeviceIds ``tuned_on``, in order: its own where shipped, then its
+    siblings, the same architecture and SM count, by name (an H100 SXM and an
+    H200 are one GH100 chip with other memory: on an H100 the H200's results
+    ran at 0.949 of the fastest of each shape's pool, the built-in defaults
+    at 0.860, NOTES 55; its own results at 0.967 of tuned over the zoo
+    against the H200's 0.963, NOTES 56)."""
     models = {d.hardware: d for d in tuned_on}
-    if dev.hardware in models:
-        return dev.hardware
-    siblings = sorted(h for h, d in models.items() if (d.arch, d.sms) == (dev.arch, dev.sms))
-    return siblings[0] if siblings else None
+    own = [dev.hardware] if dev.hardware in models else []
+    return own + sorted(h for h, d in models.items() if h != dev.hardware and (d.arch, d.sms) == (dev.arch, dev.sms))
+
+
+def _slot(key) -> str:
+    """What a key is a result for, whichever device tuned it: its text less
+    the device at its end (CacheKey.text and ProblemKey.text end in it)."""
+    return key.text[:len(key.text) - len(key.device)]
 
 
 def _folder(folder) -> str:
