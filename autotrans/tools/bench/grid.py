@@ -12,6 +12,7 @@ GRID_DTYPES = {1: "int8", 2: "float16", 4: "float32", 8: "float64", 16: "complex
 GRID_SQUARES = (256 * 1024, 4 * MIB, 32 * MIB, 128 * MIB)   # a few tiles .. far beyond L2
 GRID_SKINNY_SIDES = (3, 16, 64)
 LONG_ASPECT = 64                                           # the long rectangles' M / N (and N / M)
+VERY_LONG_ASPECT = 512                                     # ... and the very long ones' (fused 3-D orders)
 GRID_ANCHORS = (((4096, 4096), "float32"),)   # named by tests/test_cli.py (an exact shipped entry)
 
 
@@ -44,10 +45,12 @@ def grid() -> list[Case]:
     rectangles, skinny matrices in both orientations, batches of small and of
     large matrices, all with 16-byte aligned rows; then the same classes with
     rows aligned to the element size only; then the alignments in between;
-    then batches of tiny matrices; then rectangles of aspect 64 both ways."""
+    then batches of tiny matrices; then rectangles of aspect 64 both ways;
+    then odd ones of aspect 512 both ways."""
     out: dict = {}
     for shape, e, *classes in (*_anchors(), *_aligned16(), *_skinnies(), *_element_aligned(),
-                               *_aligned_between(), *_tiny_batches(), *_long_rects()):
+                               *_aligned_between(), *_tiny_batches(), *_long_rects(),
+                               *_very_long_rects()):
         c = Case(shape, GRID_DTYPES[e], tuple(classes))
         out.setdefault((c.bmn, e), c)
     return list(out.values())
@@ -108,6 +111,15 @@ def _long_rects():
             yield _matrix(16 * MIB, e, aspect, 16), e, "rect", "long", "align16"
             if e < 16:
                 yield _matrix(64 * MIB, e, aspect, e), e, "rect", "long", f"align{e}"
+
+
+def _very_long_rects():
+    """Rectangles of aspect 512 both ways, 64 MiB, rows aligned to the element
+    size only (a side of 128-362 elements): what a 3-D order such as (2, 0, 1)
+    of an odd (a, b, c) fuses into, (a * b) x c, beyond the aspect-64 ones."""
+    for e in ELEM_SIZES[:-1]:
+        for aspect in (VERY_LONG_ASPECT, 1 / VERY_LONG_ASPECT):
+            yield _matrix(64 * MIB, e, aspect, e), e, "rect", "vlong", f"align{e}"
 
 
 def _tiny_batches():
