@@ -105,6 +105,7 @@ def test_a_shipped_result_of_the_same_gpu_model_serves_its_problem(tmp_path):
     k, rec = tuned(LARGE, best_index=2, device=OTHER_DRIVER)
     ch = choose(LARGE, rc, shipped=[(k, rec)])
     assert (ch.config, ch.source) == (rec.best, "shipped")
+    assert ch.reason.endswith("(shipped with autotrans, tuned on NVIDIA H200)")
     assert choose(SMALL, rc, shipped=[(k, rec)]).source == "nearest"
     a100 = tuned(LARGE, best_index=2, device=A100)
     assert choose(LARGE, rc, shipped=[a100]).source == "untuned"

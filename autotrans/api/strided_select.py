@@ -1,6 +1,6 @@
 """Which strided config a canonical problem runs (permute()'s strided path),
 and why: the config tuned for exactly this problem in the user's cache, the
-one shipped with autotrans for it (same GPU model, else its sibling), the config of the nearest
+one shipped with autotrans for it (same GPU model, else a sibling's), the config of the nearest
 tuned problem of the same class, or the untuned rule
 (tuning.strided.default_strided). Only results of the current templates count."""
 from __future__ import annotations
@@ -117,7 +117,8 @@ def _nearest(problem, align, epilogue, cast, fingerprint, limits, cache, shipped
         if cfg is None:
             continue
         if not rank[0]:
-            return StridedChoice(cfg, "shipped", "tuned for this problem (shipped with autotrans)")
+            return StridedChoice(cfg, "shipped", f"tuned for this problem (shipped with autotrans, tuned on "
+                                                 f"{key.device_id.name})")
         return StridedChoice(cfg, "nearest", f"nearest tuned problem {key.problem_text} "
                                              f"(log-distance {rank[1]:.2f})")
     return None
