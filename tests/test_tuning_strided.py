@@ -296,8 +296,10 @@ def test_a_conjugate_tunes_and_is_found_under_its_own_key(tmp_path):
     got = explain((300, 1000), "complex64", axes=(1, 0), conj=True, fingerprint=H200, cache_dir=tmp_path / "c")
     assert (got.problem, got.config, got.source) == (p, cfgs[1], "tuned")
     assert "tuned for this problem" in str(got)
-    fresh = explain((300, 1000), "complex64", axes=(1, 0), conj=True, fingerprint=H200, cache_dir=tmp_path / "d")
+    fresh = explain((300, 1000), "complex64", axes=(1, 0), conj=True, fingerprint=A100, cache_dir=tmp_path / "d")
     assert fresh.source == "untuned" and str(fresh).endswith("untuned rule (tune it with --axes --conj)")
+    fresh = explain((300, 1000), "complex64", axes=(1, 0), conj=True, fingerprint=H200, cache_dir=tmp_path / "d")
+    assert fresh.source == "nearest" and fresh.config.epilogue == "conj32"      # a shipped conj32 problem's
     plain_choice = explain((300, 1000), "complex64", axes=(1, 0), fingerprint=H200, cache_dir=tmp_path / "c")
     assert plain_choice.source != "tuned" or plain_choice.config.epilogue == "none"
 
