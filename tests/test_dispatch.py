@@ -93,7 +93,8 @@ def test_a_model_without_shipped_results_takes_its_siblings(tmp_path):
     c = choose((8192, 8192), 4, H100, H200_LIMITS, empty, shipped=h200)
     assert c.source == "shipped" and c.config.key == h200[0][1]["key"]
     assert "tuned on NVIDIA H200" in c.reason
-    assert choose((4000, 4000), 4, H100, H200_LIMITS, empty, shipped=h200).source == "nearest"
+    c = choose((4000, 4000), 4, H100, H200_LIMITS, empty, shipped=h200)
+    assert c.source == "nearest" and c.reason.endswith("; shipped, tuned on NVIDIA H200)")
     for other in (H100_PCIE, A100):      # another SM count, another architecture
         assert choose((8192, 8192), 4, other, H200_LIMITS, empty, shipped=h200).source == "default"
     own = _shipped(H100, (1024, 1024), (2048, 2048))

@@ -178,6 +178,7 @@ def test_explain_with_axes_names_the_problem_and_its_config():
     assert isinstance(c.problem, layout.RowsProblem) and c.config.variant == "rows" and c.source == "untuned"
     c = autotrans.explain((64, 512, 16, 64), "float16", axes=(0, 2, 1, 3), fingerprint=H200)   # shipped problems
     assert c.config.variant == "rows" and c.source == "nearest" and "nearest tuned problem rows:" in str(c)
+    assert "; shipped, tuned on NVIDIA H100 80GB HBM3)" in str(c)       # a sibling's (cache/h100.json)
     assert autotrans.explain((5, 6), "float32", axes=(0, 1), fingerprint=H200).config is None     # a copy
     c = autotrans.explain((5, 6, 7), "complex128", axes=(2, 1, 0), conj=True, fingerprint=H200)
     assert c.config.epilogue == "conj64" and isinstance(c.problem, layout.NdTileProblem)   # fused: 16-byte elements

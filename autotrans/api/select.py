@@ -197,9 +197,10 @@ class Table:
         if best is not None:
             cfg = predict.rerank(best.record, best.cfg, self._table(best), bmn, align, self.limits)
             how = "its winner" if cfg == best.cfg else "its timings scaled to this shape's tile fill and blocks"
+            made = f"; shipped, tuned on {best.key.device_id.name}" if best.source == "shipped" else ""
             return Choice(cfg, "nearest", best.key, f"nearest tuned shape {'x'.join(map(str, best.key.shape))} "
                                                     f"({'same' if same else 'nearest'} shape class, "
-                                                    f"log-distance {best_rank[4]:.2f}; {how})")
+                                                    f"log-distance {best_rank[4]:.2f}; {how}{made})")
         cfg = default_config(bmn, self.elem_bytes, self.limits, max_vec=align)
         return Choice(cfg, "default", None, "no tuned result for this device and element size")
 

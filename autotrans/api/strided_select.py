@@ -119,8 +119,9 @@ def _nearest(problem, align, epilogue, cast, fingerprint, limits, cache, shipped
         if not rank[0]:
             return StridedChoice(cfg, "shipped", f"tuned for this problem (shipped with autotrans, tuned on "
                                                  f"{key.device_id.name})")
+        made = f"; shipped, tuned on {key.device_id.name}" if source == "shipped" else ""
         return StridedChoice(cfg, "nearest", f"nearest tuned problem {key.problem_text} "
-                                             f"(log-distance {rank[1]:.2f})")
+                                             f"(log-distance {rank[1]:.2f}{made})")
     return None
 
 
