@@ -115,7 +115,7 @@ def _long_rects():
 
 def _very_long_rects():
     """Rectangles of aspect 512 both ways, 64 MiB, rows aligned to the element
-    size only (a side of 128-362 elements): what a 3-D order such as (2, 0, 1)
+    size only (a side of 129-363 elements): what a 3-D order such as (2, 0, 1)
     of an odd (a, b, c) fuses into, (a * b) x c, beyond the aspect-64 ones."""
     for e in ELEM_SIZES[:-1]:
         for aspect in (VERY_LONG_ASPECT, 1 / VERY_LONG_ASPECT):
