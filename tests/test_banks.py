@@ -80,3 +80,13 @@ def test_strided_configs_are_traced_on_their_bank_problem():
     for key in ("rows:e4:1024x4:t256:v16:r1:p0:none:row:strided", "ndtile:e4:64x64:t256:v4:r1:p1:none:col:strided"):
         with pytest.raises(ValueError, match="no bank report for .* cannot run a tile problem"):
             bank_report(KernelConfig.from_key(key))
+
+
+def test_a_key_reports_as_its_config_and_anything_else_is_refused():
+    cfg = classic("tile", 4)
+    assert bank_report(cfg.key) == bank_report(cfg) and worst_ways(cfg.key) == {"load": 1, "store": 32}
+    for bad in (None, 3, cfg.to_dict()):
+        with pytest.raises(TypeError, match=f"expected a KernelConfig or its key, not {type(bad).__name__}"):
+            bank_report(bad)
+    with pytest.raises(ValueError, match="not a KernelConfig key"):
+        bank_report("tile:e4")

@@ -331,6 +331,10 @@ def _raw_put(rc, k, value):
     (b'{"format": "autotrans-cache", "schema": 99, "entries": []}', "schema 99"),
     (b'{"format": "autotrans-cache", "schema": 1}', "entries"),
     (b"[" * 100000 + b"]" * 100000, "not an autotrans cache export"),
+    (b'{"format": "autotrans-cache", "schema": true, "entries": []}', "schema True"),
+    (b'{"format": "autotrans-cache", "schema": 1.0, "entries": []}', "schema 1.0"),
+    (b'{"format": "autotrans-cache", "schema": 1, "entries": [' + b"9" * 5000 + b"]}",
+     r"bad.json is not an autotrans cache export \(Exceeds the limit"),
 ])
 def test_import_of_non_export_raises_value_error(tmp_path, content, match):
     rc = ResultCache(tmp_path / "c")

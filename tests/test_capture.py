@@ -1,5 +1,6 @@
 """AUTOTRANS_CAPTURE: shapes served without an exact result are appended once,
 safely from many processes, and read back validated."""
+import os
 import subprocess
 import sys
 
@@ -38,10 +39,29 @@ def test_many_processes_append_whole_lines(tmp_path):
     assert len(path.read_text().splitlines()) == 1200 and len(got) == 1200
 
 
+
+_NOTE = "from autotrans.api import capture; capture.note((1, 64, 64), 'float32')"
+
+
+def test_note_to_a_fifo_neither_blocks_nor_writes(tmp_path):
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    env = {"AUTOTRANS_CAPTURE": str(fifo), "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-c", _NOTE], env=env, timeout=60, check=True)   # no reader
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        subprocess.run([sys.executable, "-c", _NOTE], env=env, timeout=60, check=True)
+        assert os.read(reader, 100) == b""   # a reader there: still nothing written
+    finally:
+        os.close(reader)
+
+
 @pytest.mark.parametrize("text, why", [('{"shape": [0, 5], "dtype": "float32"}', "empty"),
                                         ('{"shape": [2.5, 3], "dtype": "float32"}', "integers"),
                                         ('{"shape": [5, 5], "dtype": "(2,2)f4"}', "sub-array"),
-                                        ('[1, 2]', "capture line"), ("not json", "capture line")])
+                                        ('[1, 2]', "capture line"), ("not json", "capture line"),
+                                        ('{"shape": [5, 5], "dtype": null}', "dtype None names no type"),
+                                        ("[" * 100000 + "]" * 100000, "recursion")])
 def test_read_names_the_bad_line(tmp_path, text, why):
     path = tmp_path / "c.jsonl"
     path.write_text('{"shape": [8, 8], "dtype": "int8"}\n' + text + "\n")

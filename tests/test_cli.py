@@ -613,6 +613,42 @@ def test_clear_one_device_then_everything(run, populated, cache_dir):
     assert r.returncode == 0 and "nothing to clear" in r.stdout
 
 
+def _damage_rows(cache_dir):
+    """Add two rows that are not UTF-8 (a key, a value) beside the good ones."""
+    import sqlite3
+    con = sqlite3.connect(cache_dir / "results.sqlite")
+    con.execute("INSERT INTO results_v1 VALUES (CAST(X'fffe41' AS TEXT), '{}')")
+    good = con.execute("SELECT key FROM results_v1 ORDER BY key").fetchone()[0]
+    con.execute("INSERT INTO results_v1 VALUES (?, CAST(X'7bff7d' AS TEXT))", (good + "x",))
+    con.commit()
+    con.close()
+
+
+def test_rows_that_are_not_utf8_are_skipped_not_the_cache(run, populated, cache_dir, tmp_path):
+    """One damaged row costs that row: show and export keep the rest (with one
+    warning), import still writes, and clear removes every row, damaged too."""
+    _damage_rows(cache_dir)
+    r = run("show", "--all")
+    assert r.returncode == 0 and "8192x8192" in r.stdout and "4096x4096" in r.stdout, r.stderr
+    assert "skipped 2 invalid entries" in r.stderr and "Traceback" not in r.stderr
+    r = run("export", "all.json")
+    assert r.returncode == 0 and "exported 3 entries" in r.stdout, r.stderr
+    r = run("import", "all.json")
+    assert r.returncode == 0 and "3 kept" in r.stdout, (r.stdout, r.stderr)
+    r = run("clear", "--yes")
+    assert r.returncode == 0 and "removed 5 cached results" in r.stdout, (r.stdout, r.stderr)
+    assert ResultCache(cache_dir).row_counts() == (0, 0)
+
+
+def test_export_of_an_unreadable_cache_fails_and_keeps_the_file(run, cache_dir, tmp_path):
+    """An export never replaces a file with an empty export of a cache it could not read."""
+    (cache_dir / "results.sqlite").mkdir()
+    backup = tmp_path / "backup.json"
+    backup.write_text('{"precious": true}')
+    assert_user_error(run("export", "backup.json"), "could not be read", "nothing was written")
+    assert backup.read_text() == '{"precious": true}'
+
+
 def test_clear_asks_on_a_terminal(populated, cache_dir, tmp_path):
     """With stdin on a real pseudo-terminal, clear asks; 'n' keeps everything, 'y' clears."""
     import pty
@@ -682,6 +718,16 @@ def test_report_rejects_unknown_picture_types(run, populated):
     assert_user_error(run("report", "8192x8192", "-o", "land.docx"), ".png")
 
 
+def test_report_never_writes_through_a_link_onto_the_cache(run, populated, cache_dir, tmp_path, no_gpu):
+    """-o naming a symlink to the cache database is refused; the cache is intact."""
+    before = (cache_dir / "results.sqlite").read_bytes()
+    (tmp_path / "evil.png").symlink_to(cache_dir / "results.sqlite")
+    assert_user_error(run("report", "8192x8192", "-o", "evil.png"), "refusing to write the report to",
+                      "cache's own file")
+    assert (cache_dir / "results.sqlite").read_bytes() == before
+    assert len(ResultCache(cache_dir).items()) == 3
+
+
 # -- the cache folder is not a folder -----------------------------------------------------------
 
 
@@ -718,6 +764,14 @@ def test_a_cache_dir_inside_a_file_is_one_error(run, tmp_path, export_file, args
     r = run(*args, "--cache-dir", plain / "sub")
     assert_user_error(r, "--cache-dir", "is inside", str(plain))
     assert plain.read_bytes() == b"x" and not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("args", [["show", "--all"], ["import", "theirs.json"]], ids=" ".join)
+def test_an_empty_cache_dir_is_one_error(run, tmp_path, export_file, args):
+    """--cache-dir '' names no folder: refused, nothing made in the working folder."""
+    r = run(*args, "--cache-dir", "")
+    assert r.returncode == 2 and "empty --cache-dir" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "results.sqlite").exists()
 
 
 def test_the_cache_file_itself_stands_for_its_folder(run, populated, cache_dir):

@@ -223,3 +223,13 @@ def test_seams_that_cannot_be_are_refused(key, why):
     tile = KernelConfig.from_key("tile:e4:32x32:t256:v4:r1:p1:none:row:strided")
     with pytest.raises(ValueError, match="tile kernels write no seams"):
         dataclasses.replace(tile, seam=1)
+
+
+def test_as_config_takes_a_config_or_its_key_only():
+    from autotrans.kernels.config import as_config
+    cfg = classic("tile", 4)
+    assert as_config(cfg) is cfg and as_config(cfg.key) == cfg
+    with pytest.raises(TypeError, match="expected a KernelConfig or its key, not NoneType"):
+        as_config(None)
+    with pytest.raises(ValueError, match="not a KernelConfig key"):
+        as_config("tile")

@@ -2,6 +2,7 @@
 dispatch picks (strided_config) run through the host emulator on the canonical
 problems of random permutations of strided views, checked against NumPy."""
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -185,6 +186,22 @@ def test_explain_with_axes_names_the_problem_and_its_config():
     with pytest.raises(ValueError, match="conj=True and to= need axes"):
         autotrans.explain((5, 6), "complex64", conj=True, fingerprint=H200)
 
+
+
+@pytest.mark.parametrize("shape, axes, dtype, conj, to", [((0, 5), (1, 0), "float32", False, None),
+                                                         ((0,), (0,), "float32", False, None),
+                                                         ((3, 0, 4), (2, 1, 0), "complex64", True, None),
+                                                         ((4, 0), (1, 0), "float32", False, "bfloat16")])
+def test_an_empty_shape_with_axes_is_explained_and_refused_as_without(tmp_path, shape, axes, dtype, conj, to):
+    from conftest import H200
+    plain = autotrans.explain((0, 5), fingerprint=H200, cache_dir=tmp_path)
+    c = autotrans.explain(shape, dtype, axes=axes, conj=conj, to=to, fingerprint=H200, cache_dir=tmp_path)
+    assert str(c) == plain.reason == "an empty shape moves nothing"
+    assert (c.problem, c.config, c.source) == (None, None, "empty")
+    with pytest.raises(ValueError, match=re.escape(f"shape {shape} is empty: every dimension must be at least 1")):
+        autotrans.tune(shape, dtype, axes=axes, conj=conj, to=to, cache_dir=tmp_path)
+    with pytest.raises(ValueError, match="is empty"):
+        autotrans.tune((0, 5), cache_dir=tmp_path)
 
 @pytest.mark.parametrize("src, dst", [("float32", "bfloat16"), ("float16", "float32"), ("float64", "float16"),
                                       ("int32", "int8"), ("uint8", "int32")])

@@ -60,3 +60,9 @@ def test_every_strip_and_seam_of_every_shift_tile_does_not_race(e):
             for m in (0, 1):
                 cfg = dataclasses.replace(base, strip=k, seam=m)
                 assert races(cfg) == [], cfg.key
+
+
+def test_a_key_is_checked_as_its_config_and_anything_else_is_refused():
+    assert races(STRIP.key) == races(STRIP)
+    with pytest.raises(TypeError, match="expected a KernelConfig or its key, not NoneType"):
+        races(None)

@@ -128,6 +128,22 @@ def test_render_default_title_and_other_formats(record, tmp_path):
     assert not (tmp_path / "land.xyz").exists()
 
 
+def test_render_refuses_databases_and_folders_and_replaces_files_whole(record, tmp_path):
+    """A database (even behind a link) or a folder is refused before drawing;
+    an existing picture is replaced, not appended to or truncated first."""
+    db = tmp_path / "results.sqlite"
+    db.write_bytes(b"SQLite format 3\x00" + bytes(100))
+    (tmp_path / "link.png").symlink_to(db)
+    for target, why in ((tmp_path / "link.png", "SQLite database"), (tmp_path, "directory")):
+        with pytest.raises(ValueError, match=f"refusing to write the report to .*{why}"):
+            report.render(record, target)
+    assert db.read_bytes()[:16] == b"SQLite format 3\x00"
+    old = tmp_path / "old.png"
+    old.write_bytes(b"x" * 10)
+    assert report.render(record, old).read_bytes()[:8] == PNG_MAGIC
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []   # no temporaries left
+
+
 def test_render_small_records_and_errors(record_factory, tmp_path):
     rec = record_factory((4, 96, 160), 2, dtype="float16", seed=3)
     rec["candidates"] = rec["candidates"][:1]

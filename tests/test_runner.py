@@ -1,4 +1,8 @@
 """tuning.runner without a GPU: the ranking of timed candidates, the fixed-shape variants."""
+import re
+
+import pytest
+
 from autotrans.tuning.runner import ranked
 from autotrans.tuning.timing import Stats
 
@@ -102,3 +106,24 @@ def test_a_stored_record_with_a_disturbed_retime_is_suspect():
     assert not retime_suspect(rec)                 # nothing re-timed
     assert not retime_suspect(retimed(1.0))
     assert retime_suspect(retimed(3.0))
+
+
+@pytest.mark.parametrize("kw, needle", [({"reps": 0}, "reps must be a positive int, not 0"),
+                                        ({"reps": -1}, "reps must be a positive int"),
+                                        ({"reps": True}, "reps must be a positive int, not True"),
+                                        ({"reps": 2.0}, "reps must be a positive int"),
+                                        ({"top": 0}, "top must be a positive int, not 0"),
+                                        ({"top": False}, "top must be a positive int")])
+def test_bad_counts_are_refused_before_anything_compiles(tmp_path, kw, needle):
+    """tune()'s reps and top (also with axes, a copy's included, and
+    tune_problem's) are positive ints, checked before a GPU is even asked."""
+    import autotrans
+    from autotrans.api.permute import permutation_problem
+    from autotrans.tuning.strided import tune_problem
+    rows = permutation_problem((64, 512, 16, 64), "float16", (0, 2, 1, 3))[0]
+    for call in (lambda: autotrans.tune((64, 64), cache_dir=tmp_path, **kw),
+                 lambda: autotrans.tune((64, 64), axes=(1, 0), cache_dir=tmp_path, **kw),
+                 lambda: autotrans.tune((8, 1, 16), axes=(1, 0, 2), cache_dir=tmp_path, **kw),   # a copy
+                 lambda: tune_problem(rows, save=False, **kw)):
+        with pytest.raises(ValueError, match=re.escape(needle)):
+            call()

@@ -177,3 +177,10 @@ def test_a_strided_config_counts_a_dense_shape_as_transpose_runs_it():
     vec = KernelConfig.from_key("vec:e2:64x64:t256:v16:r2:p0:xor:col:strided")
     with pytest.raises(ValueError, match="cannot transpose 1x517x1029"):
         sectors(vec, (517, 1029))
+
+
+def test_a_key_counts_as_its_config_and_anything_else_is_refused():
+    cfg = classic("tile", 4)
+    assert sectors(cfg.key, (64, 96)) == sectors(cfg, (64, 96))
+    with pytest.raises(TypeError, match="expected a KernelConfig or its key, not NoneType"):
+        sectors(None, (64, 96))

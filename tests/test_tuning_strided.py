@@ -400,6 +400,12 @@ def test_tune_axes_with_conj_prints_the_strided_problem_then_needs_a_gpu(run, no
     assert real.stdout == plain.stdout and "conj" not in real.stdout   # a real array's conjugate is itself
 
 
+def test_tune_axes_with_conj_of_a_real_dtype_says_it_changes_nothing(run):
+    r = run("tune", "8x1x16", "--axes", "1,0,2", "--conj", "--no-progress")     # a copy: runs without a GPU
+    assert r.returncode == 0 and r.stdout.startswith("8x1x16 float32 axes 1,0,2: copy of 512 bytes\n")
+    assert r.stderr == ("autotrans: --conj changes nothing for float32: a real array's conjugate is itself "
+                        "(as permute(conj=True))\n")
+
 @pytest.mark.parametrize("argv, message", [
     (["300x800", "--conj"], "--conj needs --axes"),
     (["300x800", "--axes", "1,0", "--conj", "--to", "float16"], "--conj needs --axes, and takes no --to"),

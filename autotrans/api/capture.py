@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 import threading
 from pathlib import Path
 
@@ -50,10 +51,12 @@ def _append(item, line: dict) -> None:
         _seen.add(item)
     line = (json.dumps(line) + "\n").encode()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # O_NONBLOCK: a FIFO (or device) there must not stall the transpose
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            os.write(fd, line)
+            if stat.S_ISREG(os.fstat(fd).st_mode):   # anything else is skipped
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                os.write(fd, line)
         finally:
             os.close(fd)
     except OSError:
@@ -94,7 +97,7 @@ def read_all(path) -> tuple[list, list]:
             else:
                 shape, dt = positive_bmn(d["shape"]), parse_dtype(d["dtype"])
                 shapes.setdefault((shape, dt.name), (shape, dt))
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:    # RecursionError: JSON nested too deep
             raise ValueError(f"{path}:{i}: not a capture line ({exc})") from None
     return list(shapes.values()), list(problems.values())
 

@@ -30,7 +30,7 @@ from ..backend import memory
 from ..core import layout
 from ..core.layout import CopyProblem, RowsProblem, TileProblem, TransposeProblem
 from ..core.device import Limits
-from ..core.problem import dtype_of_size, elem_size, format_shape
+from ..core.problem import dtype_of_size, elem_size, format_shape, nonempty
 from ..kernels import strided
 from ..kernels import config
 from ..kernels.config import KernelConfig
@@ -38,7 +38,7 @@ from ..tuning import runner
 from ..tuning.strided import run_problem, tune_problem
 from ..results.store import ResultCache
 from . import capture, launch
-from .select import explain as explain_transpose
+from .select import EMPTY, explain as explain_transpose
 from .strided_select import StridedChoice, choose_strided, strided_config
 from .index import _default_cache
 
@@ -180,7 +180,8 @@ def strided_choice(problem: TileProblem | RowsProblem, align: int, epilogue: str
 class PermuteChoice:
     """What permute() runs for a permutation, and why: its canonical problem,
     and a copy (config None), transpose()'s choice (``transpose``: a
-    select.Choice) or a strided config (source "tuned" or "untuned")."""
+    select.Choice) or a strided config (source "tuned" or "untuned"); of an
+    empty shape, no problem and no config (source "empty")."""
     problem: object
     config: KernelConfig | None
     source: str
@@ -188,6 +189,8 @@ class PermuteChoice:
     reason: str = ""
 
     def __str__(self) -> str:
+        if self.problem is None:
+            return self.reason
         if self.config is None:
             return "a device-to-device copy"
         if self.transpose is not None:
@@ -209,6 +212,8 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, to=Non
         dev = driver.device()
         fingerprint, limits = dev.id.text, dev.limits
     problem, cast, epilogue = permutation_problem(shape, dtype, axes, conj=conj, to=to)
+    if problem is None:
+        return PermuteChoice(None, None, "empty", reason=EMPTY)
     if isinstance(problem, CopyProblem):
         return PermuteChoice(problem, None, "copy")
     if isinstance(problem, TransposeProblem):
@@ -226,7 +231,9 @@ def tune_permutation(shape, dtype, axes, *, conj: bool = False, to=None, configs
     current GPU, into the cache: a dense transpose as tune() tunes it, a
     strided problem with tuning.strided.tune_problem. The TuneRecord, or None
     for a copy (nothing to tune)."""
+    runner.check_counts(reps, top)
     problem, cast, epilogue = permutation_problem(shape, dtype, axes, conj=conj, to=to)
+    nonempty(shape)                 # as tune() without axes: an empty shape is no job
     if isinstance(problem, CopyProblem):
         return None
     if isinstance(problem, TransposeProblem):
@@ -265,7 +272,8 @@ def permutation_problem(shape, dtype, axes, *, conj: bool = False, to=None) -> t
     """(the problem permute() runs for a C-contiguous array of ``shape`` and
     ``dtype`` permuted by ``axes`` at 16-byte aligned pointers, with conj
     and the cast to ``to``; its cast; its epilogue): a copy or dense transpose
-    where neither applies and fusion finds one, else a strided problem (as_strided)."""
+    where neither applies and fusion finds one, else a strided problem
+    (as_strided); the problem is None for an empty shape (nothing moves)."""
     name = _dtype_name(dtype)
     e = _itemsize(dtype, name)
     shape = tuple(shape)
@@ -274,7 +282,8 @@ def permutation_problem(shape, dtype, axes, *, conj: bool = False, to=None) -> t
     cast = "none" if to is None else config.cast_for(name, _dtype_name(to))
     out = config.CAST_SIZES[cast][1] if cast != "none" else None
     problem = layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16, out_itemsize=out)
-    if cast == "none" and epilogue == "none" and isinstance(problem, (CopyProblem, TransposeProblem)):
+    if problem is None or (cast == "none" and epilogue == "none"
+                           and isinstance(problem, (CopyProblem, TransposeProblem))):
         return problem, cast, epilogue
     return as_strided(problem, 16, cast), cast, epilogue
 

@@ -27,6 +27,9 @@ L2_FALLBACK = 50 << 20                    # the L2 assumed where a record does n
 Entry = tuple  # (source, CacheKey, TuneRecord); source "exact" (the user's cache) or "shipped"
 
 
+EMPTY = "an empty shape moves nothing"     # the reason explain() gives for one
+
+
 @dataclass(frozen=True)
 class Choice:
     """The config transpose() uses for a shape, and why."""
@@ -226,7 +229,7 @@ def choose(shape, elem_bytes: int, fingerprint: str, limits: Limits = Limits(),
                                  shipped)
     if min(bmn) < 1:
         return Choice(default_config(bmn, elem_bytes, limits, max_vec=align), "default", None,
-                      "an empty shape moves nothing")
+                      EMPTY)
     return Table(entries, elem_bytes, limits).choose(bmn, align)
 
 

@@ -194,6 +194,8 @@ def dtype_arg(text):
 
 def dir_arg(text):
     """argparse type for --cache-dir: a folder, or the cache file (its folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty --cache-dir names no folder (leave it out for the default)")
     p = Path(text).expanduser()
     if p.is_file() and p.name == FILENAME:
         return p.parent

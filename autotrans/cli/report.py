@@ -97,6 +97,7 @@ def run(args, seen) -> int:
     elif not args.no_bars:
         bars, extra = _bars(args, e)
         title += extra
-    path = report.render(record, out, bars=bars, title=title)
+    path = report.render(record, out, bars=bars, title=title,
+                         protected=ResultCache(args.cache_dir).own_files)
     print(printable(f"wrote {path}"))
     return 0

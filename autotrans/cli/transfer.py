@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..results.store import POLICIES, ResultCache
+from ..results.store import POLICIES, CacheReadError, ResultCache
 from .common import (EXIT_ERROR, UserError, add_cache_dir, add_command, cache_write_failed, note,
                      plural, printable)
 
@@ -56,7 +56,14 @@ def _and_problems(p: int, word: str, many: str) -> str:
 
 
 def run_export(args, seen) -> int:
-    cache = ResultCache(args.cache_dir)
+    try:
+        return _export(args, ResultCache(args.cache_dir))
+    except CacheReadError as exc:
+        where = "standard output" if args.file == STDOUT else args.file
+        raise UserError(f"{exc}; nothing was written to {where}") from None
+
+
+def _export(args, cache: ResultCache) -> int:
     if args.file == STDOUT:
         text, n, p = cache.export_rows(args.device)
         sys.stdout.write(text)
@@ -104,7 +111,10 @@ def run_import(args, seen) -> int:
 
 def run_clear(args, seen) -> int:
     cache = ResultCache(args.cache_dir)
-    n, p = len(cache.items(device=args.device)), len(cache.problem_items(device=args.device))
+    if args.device:
+        n, p = len(cache.items(device=args.device)), len(cache.problem_items(device=args.device))
+    else:
+        n, p = cache.row_counts()     # invalid rows too: clear removes them
     what = printable(_results(n, p) + (f" of {args.device}" if args.device else ""))
     where = printable(cache.path)
     if n == 0 and p == 0:
@@ -121,8 +131,9 @@ def run_clear(args, seen) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing removed")
             return EXIT_ERROR
+    before = len(seen)
     gone, gone_problems = cache.clear_each(device=args.device)
-    if cache_write_failed(seen):
+    if cache_write_failed(seen[before:]):
         raise UserError(f"the cache {cache.path} could not be cleared")
     print(f"removed {_results(gone, gone_problems)} from {where}")
     return 0

@@ -58,7 +58,8 @@ def register(sub) -> None:
     sp.add_argument("--to", metavar="DTYPE",
                     help="with --axes: the result's dtype (a cast in the same pass, e.g. bfloat16, float16)")
     sp.add_argument("--conj", action="store_true",
-                    help="with --axes and a complex dtype: the conjugate in the same pass (permute(..., conj=True))")
+                    help="with --axes: the conjugate in the same pass (permute(..., conj=True)); "
+                         "a real dtype's is itself (nothing to add)")
     sp.add_argument("--from", dest="capture", metavar="FILE",
                     help="also tune every (shape, dtype) and strided problem of this capture file "
                          "(AUTOTRANS_CAPTURE)")
@@ -169,6 +170,8 @@ def _tune_permutation(args, seen) -> int:
             + ("" if cast == "none" else f" to {args.to} (cast {cast})")
             + ("" if epilogue == "none" else f" conj ({epilogue})"))
     print(printable(f"{name}: {describe(problem)}"), flush=True)
+    if args.conj and epilogue == "none":
+        note(f"--conj changes nothing for {dt.name}: a real array's conjugate is itself (as permute(conj=True))")
     if isinstance(problem, layout.CopyProblem):
         print("a copy: nothing to tune (permute() runs it as a device-to-device copy)")
         return 0

@@ -48,17 +48,47 @@ def as_bmn(shape) -> tuple[int, int, int]:
 def positive_bmn(shape) -> tuple[int, int, int]:
     """as_bmn, and every dimension at least 1 (what tuning and caching need)."""
     bmn = as_bmn(shape)
-    if min(bmn) < 1:
-        raise ValueError(f"shape {tuple(shape)!r} is empty: every dimension must be at least 1")
+    nonempty(shape)
     return bmn
+
+
+def nonempty(shape) -> tuple:
+    """A shape of ints (any rank) as a tuple; ValueError if a dimension is
+    below 1 (an empty job: nothing to tune)."""
+    t = tuple(shape)
+    if any(d < 1 for d in t):
+        raise ValueError(f"shape {t!r} is empty: every dimension must be at least 1")
+    return t
+
+
+# The dtype names of ml_dtypes (NumPy knows them only through it).
+ML_DTYPES = frozenset({"bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+                       "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn",
+                       "float6_e2m3fn", "float6_e3m2fn", "int2", "int4", "uint2", "uint4"})
+
+
+def as_dtype(dtype) -> np.dtype:
+    """np.dtype(dtype), importing ml_dtypes for its names (bfloat16, float8_*);
+    TypeError naming what is missing or unknown."""
+    try:
+        return np.dtype(dtype)
+    except (TypeError, ValueError, SyntaxError) as exc:
+        first = exc
+    if not (isinstance(dtype, str) and dtype in ML_DTYPES):
+        raise TypeError(f"unknown dtype {dtype!r} ({first})") from None
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError(f"dtype {dtype!r} needs the ml_dtypes package (pip install ml_dtypes)") from None
+    try:
+        return np.dtype(getattr(ml_dtypes, dtype))
+    except (AttributeError, TypeError):
+        raise TypeError(f"unknown dtype {dtype!r} (the ml_dtypes installed has no such type)") from None
 
 
 def elem_size(dtype) -> int:
     """Element size in bytes of a NumPy dtype; TypeError if autotrans cannot move it."""
-    try:
-        dt = np.dtype(dtype)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"unknown dtype {dtype!r} ({exc})") from None
+    dt = as_dtype(dtype)
     if dt.hasobject:
         raise TypeError(f"dtype {dt} holds Python objects and cannot be transposed on the GPU")
     if dt.subdtype is not None:
@@ -111,10 +141,9 @@ def parse_dtype(text) -> np.dtype:
     """A NumPy dtype autotrans can move (a name like "float16", or a dtype);
     TypeError naming the problem otherwise, including structured, sub-array,
     raw-void and object dtypes."""
-    try:
-        dt = np.dtype(text)
-    except (TypeError, ValueError, SyntaxError) as exc:
-        raise TypeError(f"unknown dtype {text!r} ({exc})") from None
+    if text is None:
+        raise TypeError("dtype None names no type; name one (e.g. float32)")
+    dt = as_dtype(text)
     if dt.kind == "V" and dt.subdtype is None:
         what = "a structured type" if dt.fields is not None else "raw bytes"
         raise TypeError(f"dtype {text!r} is {what}; name a plain type of its size "

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core.layout import Dim, NdTileProblem, TileProblem
-from ..kernels.config import KernelConfig
+from ..kernels.config import KernelConfig, as_config
 from ..kernels.strided import strided_problems
 from .emulator import strided_trace, trace
 
@@ -58,8 +58,9 @@ def bank_report(cfg: KernelConfig, accesses=None) -> list[BankAccess]:
     warp; where some threads skip an access (the shift tile's extra raw vector of
     a row that happens to be aligned), later ones can be grouped wrongly and show
     a conflict that is not there. A strided config's block is traced on
-    bank_problem(cfg), the tiles of a strip together. accesses: block_trace(cfg)
-    where the caller has it."""
+    bank_problem(cfg), the tiles of a strip together. cfg: a KernelConfig or
+    its key. accesses: block_trace(cfg) where the caller has it."""
+    cfg = as_config(cfg)
     groups = defaultdict(list)
     for phase, tid, seq, off, nbytes, store in (block_trace(cfg) if accesses is None else accesses):
         groups[(phase, seq, store, nbytes, tid // 32)].append((tid, off, nbytes))
@@ -76,6 +77,7 @@ def block_trace(cfg: KernelConfig) -> list[tuple[int, int, int, int, int, int]]:
     """The shared-memory accesses of the block bank_report counts: (phase,
     thread, seq, offset, bytes, store) of an interior tile (emulator.trace),
     a strided config's of one block of bank_problem (emulator.strided_trace)."""
+    cfg = as_config(cfg)
     if cfg.layout == "strided":
         problem = bank_problem(cfg)
         block = 0 if isinstance(problem, NdTileProblem) else cfg.blocks((1, problem.m, problem.n))
@@ -109,6 +111,7 @@ def bank_problem(cfg: KernelConfig) -> TileProblem | NdTileProblem:
 def worst_ways(cfg: KernelConfig) -> dict[str, int]:
     """The worst conflict of each phase: {"load": n, "store": n}, and "mid" for
     templates with a middle phase (empty for no shared memory)."""
+    cfg = as_config(cfg)
     out: dict[str, int] = {}
     for a in bank_report(cfg):
         out[a.phase] = max(out.get(a.phase, 0), a.ways)

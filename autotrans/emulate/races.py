@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.config import KernelConfig
+from ..kernels.config import KernelConfig, as_config
 from .banks import block_trace
 
 
@@ -43,7 +43,8 @@ def interval_of(cfg: KernelConfig, phase: int) -> int:
 def races(cfg: KernelConfig, accesses=None, interval=None, limit: int = 20) -> list[Race]:
     """Up to ``limit`` racing bytes of the block bank_report traces (or of
     ``accesses``: (phase, thread, seq, offset, bytes, store) tuples), phases
-    grouped by ``interval`` (default: interval_of)."""
+    grouped by ``interval`` (default: interval_of). cfg: a KernelConfig or its key."""
+    cfg = as_config(cfg)
     acc = np.array(block_trace(cfg) if accesses is None else accesses, dtype=np.int64).reshape(-1, 6)
     if not len(acc):
         return []

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..core.layout import NdTileProblem, TileProblem
 from ..core.problem import as_bmn
-from ..kernels.config import KernelConfig
+from ..kernels.config import KernelConfig, as_config
 from ..kernels.strided import dense_problems, dense_tile
 from .emulator import sector_counts, strided_sector_counts
 
@@ -70,7 +70,8 @@ def sectors(cfg: KernelConfig, shape, offset: int = 0) -> Sectors:
     """The sectors one launch of cfg on shape ((M, N) or (B, M, N)) touches;
     offset: bytes by which the pointers miss 256-byte alignment. A strided
     config runs the shape as transpose() runs it, kernels.strided.dense_tile
-    (its pointers 256-byte aligned: offset 0 only)."""
+    (its pointers 256-byte aligned: offset 0 only). cfg: a KernelConfig or its key."""
+    cfg = as_config(cfg)
     b, m, n = as_bmn(shape)
     if cfg.layout == "strided":
         why = dense_problems(cfg, (b, m, n), 256)
@@ -83,7 +84,9 @@ def sectors(cfg: KernelConfig, shape, offset: int = 0) -> Sectors:
 
 def strided_sectors(cfg: KernelConfig, problem) -> Sectors:
     """The sectors one strided launch of cfg moving ``problem`` (a
-    TileProblem, RowsProblem or NdTileProblem) touches, its pointers 256-byte aligned."""
+    TileProblem, RowsProblem or NdTileProblem) touches, its pointers 256-byte aligned.
+    cfg: a KernelConfig or its key."""
+    cfg = as_config(cfg)
     elems = _elements(problem)
     return Sectors(elems * problem.elem, *strided_sector_counts(cfg, problem),
                    out_nbytes=elems * (problem.out_elem or problem.elem))

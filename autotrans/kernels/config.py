@@ -395,6 +395,16 @@ class KernelConfig:
         return []
 
 
+def as_config(cfg) -> KernelConfig:
+    """A KernelConfig as it is, or one from its key (KernelConfig.from_key);
+    TypeError for anything else."""
+    if isinstance(cfg, KernelConfig):
+        return cfg
+    if isinstance(cfg, str):
+        return KernelConfig.from_key(cfg)
+    raise TypeError(f"expected a KernelConfig or its key, not {type(cfg).__name__}")
+
+
 # NumPy-style dtype names -> core.layout.CAST_TYPES tags (cast_for).
 DTYPE_TAGS = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
               "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",

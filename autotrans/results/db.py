@@ -97,7 +97,14 @@ def connect(path: Path, deadline: float, create: bool = False) -> sqlite3.Connec
         mode = "rw" if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else "ro"
     con = sqlite3.connect(f"{Path(os.path.abspath(path)).as_uri()}?mode={mode}", uri=True,
                           timeout=_left(deadline), isolation_level=None, check_same_thread=False)
+    con.text_factory = _text
     return con
+
+
+def _text(raw: bytes) -> str:
+    """A TEXT value as str; bytes that are not UTF-8 become U+FFFD, so one
+    damaged row fails its own validation instead of the whole query."""
+    return raw.decode("utf-8", "replace")
 
 
 def _busy_to_error(exc: sqlite3.Error, path: Path):

@@ -16,3 +16,7 @@ class CacheBusy(RuntimeError):
 
 class CacheWriteError(RuntimeError):
     """A write to the cache failed (disk full, read-only, ...); nothing was changed."""
+
+
+class CacheReadError(RuntimeError):
+    """The cache exists but could not be read (unreadable, busy, damaged)."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..core.paths import cache_root
 from . import db
-from .errors import CacheBusy, CacheWarning, CacheWriteError, InvalidRecordWarning
+from .errors import CacheBusy, CacheReadError, CacheWarning, CacheWriteError, InvalidRecordWarning
 from .keys import PROBLEM_SCHEMA, PROBLEM_TABLE, SCHEMA_VERSION, TABLE, CacheKey, ProblemKey
 from .record import TuneRecord, check_problem_record, dumps, loads, loads_problem
 from .shipped import shipped_dir, shipped_entries
@@ -35,7 +35,7 @@ _SOUND: set = set()          # identities of database files found sound in this 
 
 __all__ = ["ResultCache", "CacheKey", "ProblemKey", "TuneRecord", "PROBLEM_TABLE",
            "CacheWarning", "InvalidRecordWarning", "CacheBusy",
-           "CacheWriteError", "FILENAME", "POLICIES", "SCHEMA_VERSION", "TABLE", "EXPORT_FORMAT",
+           "CacheReadError", "CacheWriteError", "FILENAME", "POLICIES", "SCHEMA_VERSION", "TABLE", "EXPORT_FORMAT",
            "shipped_entries", "shipped_dir", "load_export", "read_export", "parse_export",
            "read_export_all", "parse_export_all"]
 
@@ -127,10 +127,12 @@ class ResultCache:
         warn_skipped(problems, f"the autotrans cache {self.path}")
         return found[0][1] if found else None
 
-    def items(self, device: str | None = None) -> list[tuple[CacheKey, TuneRecord]]:
-        """All valid (key, record) pairs, optionally only ``device``'s; sorted by key text."""
+    def items(self, device: str | None = None, *, strict: bool = False) -> list[tuple[CacheKey, TuneRecord]]:
+        """All valid (key, record) pairs, optionally only ``device``'s; sorted by
+        key text. ``strict``: CacheReadError where the cache exists but cannot be
+        read (else a warning and nothing)."""
         problems: list = []
-        out = _decode(self._read(_SELECT), device, problems)
+        out = _decode(self._read(_SELECT, strict=strict), device, problems)
         warn_skipped(problems, f"the autotrans cache {self.path}")
         return out
 
@@ -143,28 +145,42 @@ class ResultCache:
         warn_skipped(problems, f"the autotrans cache {self.path}")
         return found[0][1] if found else None
 
-    def problem_items(self, device: str | None = None) -> list[tuple[ProblemKey, TuneRecord]]:
+    def problem_items(self, device: str | None = None, *,
+                      strict: bool = False) -> list[tuple[ProblemKey, TuneRecord]]:
         """All valid strided problems' (key, record) pairs, optionally only
-        ``device``'s; sorted by key text."""
+        ``device``'s; sorted by key text. ``strict``: as :meth:`items`'."""
         problems: list = []
-        out = _decode_problems(self._read(_SELECT_PROBLEMS, (), PROBLEM_TABLE), device, problems)
+        out = _decode_problems(self._read(_SELECT_PROBLEMS, (), PROBLEM_TABLE, strict), device, problems)
         warn_skipped(problems, f"the autotrans cache {self.path}")
         return out
 
-    def _read(self, sql: str, args=(), table: str = TABLE) -> list:
-        """Rows of ``sql``; none (with a warning) if the cache cannot be read."""
+    def row_counts(self) -> tuple[int, int]:
+        """How many rows each table holds, valid or not (transpose entries,
+        strided problems); what :meth:`clear` without a device removes."""
+        count = 'SELECT count(*) FROM "{}"'
+        return tuple(sum(n for (n,) in self._read(count.format(t), (), t)) for t in (TABLE, PROBLEM_TABLE))
+
+    def _read(self, sql: str, args=(), table: str = TABLE, strict: bool = False) -> list:
+        """Rows of ``sql``; none (with a warning) if the cache cannot be read,
+        or, ``strict``, CacheReadError."""
         deadline = time.monotonic() + self.timeout
         try:
             problem = db.path_problem(self.path)
             if problem:
                 raise CacheWriteError(f"it is {problem}")
             self._check_once(deadline)
+            if self._corrupt and strict:
+                raise CacheWriteError(f"it is corrupt ({self._corrupt})")
             if self._corrupt or not self.path.exists():
                 return []                     # (corrupt: warned when found)
             return db.read(self.path, deadline, sql, args, table)
         except CacheBusy as exc:
+            if strict:
+                raise CacheReadError(f"the autotrans cache {self.path} is busy ({exc})") from None
             self._warn(f"is busy ({exc}); treating it as empty")
         except (CacheWriteError, OSError, sqlite3.Error) as exc:
+            if strict:
+                raise CacheReadError(f"the autotrans cache {self.path} could not be read ({exc})") from None
             self._warn(f"could not be read ({exc}); treating it as empty")
         return []
 
@@ -325,8 +341,9 @@ class ResultCache:
 
     def export_rows(self, device: str | None = None) -> tuple[str, int, int]:
         """The export file's text of the valid entries and strided problem rows
-        (optionally only ``device``'s), and how many of each there are."""
-        entries, problem_rows = self.items(device), self.problem_items(device)
+        (optionally only ``device``'s), and how many of each there are;
+        CacheReadError if the cache exists but cannot be read."""
+        entries, problem_rows = self.items(device, strict=True), self.problem_items(device, strict=True)
         return export_text(entries, problem_rows), len(entries), len(problem_rows)
 
     def export_text(self, device: str | None = None) -> tuple[str, int]:

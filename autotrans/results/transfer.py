@@ -116,6 +116,8 @@ def _parse_export(data, name: str, lists: dict) -> tuple:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{name} is not an autotrans cache export (not JSON: {exc})") from None
+    except ValueError as exc:       # JSON Python cannot hold: an integer of over 4300 digits
+        raise ValueError(f"{name} is not an autotrans cache export ({exc})") from None
     except RecursionError:
         raise ValueError(f"{name} is not an autotrans cache export (nested too deeply)") from None
     _check_doc(doc, name)
@@ -128,8 +130,9 @@ def _parse_export(data, name: str, lists: dict) -> tuple:
 def _check_doc(doc, name: str) -> None:
     if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
         raise ValueError(f"{name} is not an autotrans cache export (no \"format\": \"{EXPORT_FORMAT}\")")
-    if doc.get("schema") != SCHEMA_VERSION:
-        raise ValueError(f"{name} has cache schema {doc.get('schema')!r:.40}; "
+    schema = doc.get("schema")
+    if type(schema) is not int or schema != SCHEMA_VERSION:      # true and 1.0 equal 1
+        raise ValueError(f"{name} has cache schema {schema!r:.40}; "
                          f"this version of autotrans reads schema {SCHEMA_VERSION}")
     if not isinstance(doc.get("entries"), list):
         raise ValueError(f"{name} is not an autotrans cache export (no \"entries\" list)")
@@ -277,37 +280,37 @@ def export_text(entries, problem_rows=()) -> str:
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
-def export_target(path, protected) -> Path:
+def export_target(path, protected, verb: str = "export to") -> Path:
     """Where an export to ``path`` is written (symlinks followed): a regular file
     or a new name in an existing folder. ValueError for the cache's own files
     (``protected``), SQLite databases, directories, devices and other
-    non-regular files."""
+    non-regular files; the messages say "refusing to VERB PATH"."""
     path = Path(path)
     real = Path(os.path.realpath(path))
     guarded = {Path(os.path.realpath(p)) for p in protected}
     if real in guarded:
-        raise ValueError(f"refusing to export to {path}: it is the cache's own file {real}")
+        raise ValueError(f"refusing to {verb} {path}: it is the cache's own file {real}")
     try:
         st = os.stat(real)
     except FileNotFoundError:
         return real
     except OSError as exc:
-        raise ValueError(f"refusing to export to {path}: {exc.strerror}") from None
+        raise ValueError(f"refusing to {verb} {path}: {exc.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"refusing to export to {path}: it is a directory")
+        raise ValueError(f"refusing to {verb} {path}: it is a directory")
     if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
-        raise ValueError(f"refusing to export to {path}: it is a device")
+        raise ValueError(f"refusing to {verb} {path}: it is a device")
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"refusing to export to {path}: it is not a regular file")
+        raise ValueError(f"refusing to {verb} {path}: it is not a regular file")
     if any(os.path.exists(p) and os.path.samefile(real, p) for p in protected):
-        raise ValueError(f"refusing to export to {path}: it is the cache's own file")
+        raise ValueError(f"refusing to {verb} {path}: it is the cache's own file")
     try:
         with open(real, "rb") as f:
             head = f.read(len(SQLITE_MAGIC))
     except OSError:
         head = b""
     if head == SQLITE_MAGIC:
-        raise ValueError(f"refusing to export to {path}: it is an SQLite database")
+        raise ValueError(f"refusing to {verb} {path}: it is an SQLite database")
     return real
 
 

@@ -23,7 +23,9 @@ from pathlib import Path
 
 from ..core.problem import format_shape
 from ..kernels.config import KernelConfig
+from ..core.paths import atomic_write
 from ..results.record import TuneRecord, config_of_key
+from ..results.transfer import export_target
 
 BAR_ORDER = ("autotrans", "seed", "torch", "cupy", "jax", "memcpy")
 _LAYOUTS = {"xor": "xor swizzle", "pad": "padded", "plain": "plain"}
@@ -209,23 +211,26 @@ def _html(record: TuneRecord, png: bytes, title: str) -> str:
             "</body></html>\n")
 
 
-def render(record: TuneRecord | dict, path, bars: dict | None = None, title: str | None = None) -> Path:
+def render(record: TuneRecord | dict, path, bars: dict | None = None, title: str | None = None,
+           protected=()) -> Path:
     """Draw the landscape of ``record`` (and ``bars``: label -> GB/s, e.g.
     "autotrans", "seed", "torch", "cupy", "memcpy") to ``path``: a PNG, or an
     HTML page embedding the PNG when ``path`` ends in .html (other extensions
-    matplotlib knows, like .svg or .pdf, work too). Returns the path."""
+    matplotlib knows, like .svg or .pdf, work too). Returns the path. The file
+    is replaced atomically; ValueError (before drawing) for targets that are
+    not regular files or new names, SQLite databases and ``protected`` paths
+    (the cache's own files)."""
     path = Path(path)
+    fmt = "html" if path.suffix.lower() in (".html", ".htm") else (path.suffix.lower().lstrip(".") or "png")
+    target = export_target(path, protected, "write the report to")
     record = as_record(record)
     fig = figure(record, bars, title)
-    if path.suffix.lower() in (".html", ".htm"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110)
-        page = _html(record, buf.getvalue(), title if title is not None else default_title(record))
-        path.write_text(page, encoding="utf-8")
-    else:
-        fmt = path.suffix.lower().lstrip(".") or "png"
-        if fmt not in fig.canvas.get_supported_filetypes():
-            raise ValueError(f"cannot write a picture to {path}: use .png, .html, .svg or .pdf")
-        with open(path, "wb") as f:
-            fig.savefig(f, format=fmt, dpi=110)
+    if fmt != "html" and fmt not in fig.canvas.get_supported_filetypes():
+        raise ValueError(f"cannot write a picture to {path}: use .png, .html, .svg or .pdf")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png" if fmt == "html" else fmt, dpi=110)
+    data = buf.getvalue()
+    if fmt == "html":
+        data = _html(record, data, title if title is not None else default_title(record)).encode("utf-8")
+    atomic_write(target, data)
     return path

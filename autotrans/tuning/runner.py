@@ -106,6 +106,7 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     progress: show progress bars (default: when stderr is a terminal).
     """
     t0 = time.perf_counter()
+    check_counts(reps, top)
     e = elem_size(dtype)
     bmn = positive_bmn(shape)
     given = _given(configs, bmn) if configs is not None else None
@@ -120,6 +121,14 @@ def tune(shape, dtype=np.float32, *, configs=None, cache_dir=None, save: bool = 
     if save:
         ResultCache(cache_dir).put(key_for(bmn, e), res)
     return res
+
+
+def check_counts(reps, top) -> None:
+    """ValueError unless ``reps`` (launches timed per candidate) and ``top``
+    (fastest re-timed) are positive ints; checked before anything compiles."""
+    for name, v in (("reps", reps), ("top", top)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, not {v!r:.40}")
 
 
 def _given(configs, bmn) -> list[KernelConfig]:

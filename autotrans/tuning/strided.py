@@ -28,7 +28,7 @@ from ..results.keys import ProblemKey, check_problem, problem_text
 from ..results.record import TuneRecord
 from ..results.shipped import for_device, shipped_problems
 from ..results.store import ResultCache
-from .runner import TUNE_ALIGN, default_first, tune_candidates
+from .runner import TUNE_ALIGN, check_counts, default_first, tune_candidates
 from .space import space_id
 from .verify import GUARD, POISON, TimedBuffers
 
@@ -374,6 +374,7 @@ def tune_problem(problem: TileProblem | RowsProblem, *, cache: ResultCache | Non
     a TileProblem or RowsProblem, ValueError for an invalid one; RuntimeError
     when no candidate passes verification."""
     t0 = time.perf_counter()
+    check_counts(reps, top)
     problem = check_problem(problem)
     dev = driver.device()
     cfgs = (strided_candidates(problem, dev.limits, cast=cast, epilogue=epilogue) if configs is None
