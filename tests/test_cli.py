@@ -714,6 +714,15 @@ def test_report_from_the_cache_without_gpu(run, populated, tmp_path, no_gpu):
     assert r.returncode == 0 and (tmp_path / "autotrans-4096x4096-float16.png").is_file()
 
 
+@pytest.mark.parametrize("target, why", [("nofolder/rows.json", "does not exist"),
+                                         ("cache/results.sqlite", "cache's own file"), ("cache", "a directory")])
+def test_bench_refuses_a_json_target_before_it_runs(run, tmp_path, cache_dir, target, why):
+    """--json is checked first: no GPU is needed to hear that it cannot be written."""
+    (cache_dir / "results.sqlite").write_bytes(b"")
+    assert_user_error(run("bench", "64x64", "--json", target), why)
+    assert (cache_dir / "results.sqlite").read_bytes() == b""
+
+
 def test_report_rejects_unknown_picture_types(run, populated):
     assert_user_error(run("report", "8192x8192", "-o", "land.docx"), ".png")
 
@@ -804,6 +813,22 @@ def test_export_to_stdout_imports_elsewhere(run, populated, tmp_path):
     r = run("import", "piped.json", "--cache-dir", tmp_path / "fresh")
     assert r.returncode == 0 and "3 added" in r.stdout, r.stderr
     assert ResultCache(tmp_path / "fresh").items() == ResultCache(tmp_path / "cache").items()
+
+
+def test_import_from_standard_input(run, populated, tmp_path):
+    """export - | import -: the same entries, and a bad stream is one error line."""
+    r = run("import", "-", "--cache-dir", tmp_path / "fresh", input=run("export", "-").stdout)
+    assert r.returncode == 0 and "imported standard input" in r.stdout and "3 added" in r.stdout, r.stderr
+    assert ResultCache(tmp_path / "fresh").items() == ResultCache(tmp_path / "cache").items()
+    assert_user_error(run("import", "-", "--cache-dir", tmp_path / "fresh", input="{not json"),
+                      "<stdin> is not an autotrans cache export")
+
+
+@pytest.mark.parametrize("name, why", [("folder", "is a folder"), ("/dev/null", "not a regular file"),
+                                       ("missing.json", "no such file")])
+def test_import_of_what_is_not_a_file_names_what_it_is(run, tmp_path, name, why):
+    (tmp_path / "folder").mkdir()
+    assert_user_error(run("import", name), why)
 
 
 @pytest.mark.parametrize("target", ["cache/results.sqlite", "cache", "/dev/null"])

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 
 from ..core.paths import atomic_write
 from .common import (UserError, add_cache_dir, add_command, add_dtype, add_progress, need_gpu,
-                     note, shape_arg)
+                     note, output_file, shape_arg)
 
 HELP = "compare tuned kernels with memcpy, the seed kernel, torch, CuPy and JAX"
 DESCRIPTION = ("Benchmarks autotrans on each shape against memcpy, the seed kernel and (unless\n"
@@ -43,6 +42,7 @@ def run(args, seen) -> int:
         from ..tools.bench import markdown, run as run_bench
     except ImportError as exc:
         raise UserError(f"autotrans.benchmark is not available in this installation ({exc})") from None
+    target = output_file(args.json, args.cache_dir, "write the rows to") if args.json else None
     need_gpu("bench")
     dtypes = args.dtype or [np.dtype(np.float32)]
     cases = [(shape, dt) for dt in dtypes for shape in args.shapes]
@@ -52,6 +52,6 @@ def run(args, seen) -> int:
     rows = run_bench(cases, **kwargs)
     print(markdown(rows))
     if args.json:
-        atomic_write(Path(args.json), (json.dumps(rows, indent=1, default=jsonable) + "\n").encode())
+        atomic_write(target, (json.dumps(rows, indent=1, default=jsonable) + "\n").encode())
         note(f"wrote {len(rows)} rows to {args.json}")
     return 0

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..core.paths import ENV_DIR, cache_root
 from ..core.problem import parse_dtype, parse_shape
-from ..results.store import FILENAME, CacheWarning
+from ..results.store import FILENAME, CacheWarning, ResultCache
+from ..results.transfer import export_target
 
 PROG = "autotrans"
 EXIT_ERROR = 1
@@ -202,6 +203,19 @@ def dir_arg(text):
     if p.exists() and not p.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is not a cache folder")
     return p
+
+
+def output_file(name, cache_dir, verb: str) -> Path:
+    """Where a command writes its output file ``name``, checked before any work:
+    UserError if its folder does not exist, or it is a folder, a device, an
+    SQLite database or the cache's own file (results.transfer.export_target)."""
+    parent = Path(name).resolve().parent
+    if not parent.is_dir():
+        raise UserError(f"{name}: the folder {parent} does not exist")
+    try:
+        return export_target(name, ResultCache(cache_dir).own_files, verb)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def add_command(sub, name: str, run, help: str, description: str, examples: str) -> Parser:

@@ -9,7 +9,7 @@ from ..api.listing import find_record
 from ..core.problem import as_bmn, elem_size, format_shape, gbps
 from ..results.store import ResultCache
 from ..tools.report import BAR_ORDER
-from .common import (UserError, add_cache_dir, add_command, add_dtype, add_progress, gpu, note,
+from .common import (UserError, add_cache_dir, add_command, add_dtype, add_progress, gpu, note, output_file,
                      printable, shape_arg)
 
 HELP = "draw a shape's tuning landscape (and peers) to a PNG or HTML file"
@@ -88,6 +88,7 @@ def run(args, seen) -> int:
     out = Path(args.output or f"autotrans-{format_shape(shape)}-{dt.name}.png")
     if out.suffix.lower() not in SUFFIXES:
         raise UserError(f"{out}: the report is a .png picture or an .html page")
+    output_file(out, args.cache_dir, "write the report to")
     dev, why = gpu()
     record = _record(args, name, e, dev, why)
     title = report.default_title(record)

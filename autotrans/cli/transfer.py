@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ..results.store import POLICIES, CacheReadError, ResultCache
 from .common import (EXIT_ERROR, UserError, add_cache_dir, add_command, cache_write_failed, note,
-                     plural, printable)
+                     output_file, plural, printable)
 
-STDOUT = "-"
+STDIO = "-"
 
 
 def register(sub) -> None:
@@ -30,8 +30,9 @@ def register(sub) -> None:
                      "Merges an export file into the cache. --policy faster (default) keeps whichever\n"
                      "result is faster, keep never overwrites an entry, replace always does.",
                      "  autotrans import results.json\n"
-                     "  autotrans import results.json --policy replace")
-    sp.add_argument("file", metavar="FILE", help="JSON export file to read")
+                     "  autotrans import results.json --policy replace\n"
+                     "  autotrans export - | autotrans import - --cache-dir other")
+    sp.add_argument("file", metavar="FILE", help="JSON export file to read ('-': standard input)")
     sp.add_argument("--policy", choices=POLICIES, default="faster",
                     help="on conflicts: keep the faster result (default), keep the cached one, "
                          "or replace it")
@@ -59,20 +60,18 @@ def run_export(args, seen) -> int:
     try:
         return _export(args, ResultCache(args.cache_dir))
     except CacheReadError as exc:
-        where = "standard output" if args.file == STDOUT else args.file
+        where = "standard output" if args.file == STDIO else args.file
         raise UserError(f"{exc}; nothing was written to {where}") from None
 
 
 def _export(args, cache: ResultCache) -> int:
-    if args.file == STDOUT:
+    if args.file == STDIO:
         text, n, p = cache.export_rows(args.device)
         sys.stdout.write(text)
         sys.stdout.flush()
         note(f"exported {_entries(n, p)} from {cache.path} to standard output")
     else:
-        parent = Path(args.file).resolve().parent
-        if not parent.is_dir():
-            raise UserError(f"{args.file}: the folder {parent} does not exist")
+        output_file(args.file, args.cache_dir, "export to")
         n, p = cache.export_file(args.file, device=args.device)
         print(printable(f"exported {_entries(n, p)} from {cache.path} to {args.file}"))
     if n == 0 and p == 0 and args.device:
@@ -96,17 +95,30 @@ def _counts(counts: dict) -> str:
 
 
 def run_import(args, seen) -> int:
-    if not Path(args.file).is_file():
-        raise UserError(f"{args.file}: no such file")
     cache = ResultCache(args.cache_dir)
-    counts = cache.import_json(args.file, policy=args.policy)
+    if args.file == STDIO:
+        counts = cache.import_text(sys.stdin.buffer.read(), policy=args.policy)
+    else:
+        _readable(args.file)
+        counts = cache.import_json(args.file, policy=args.policy)
     if cache_write_failed(seen):
         raise UserError(f"nothing was imported: the cache {cache.path} is not writable")
     share = counts.get("problems")
     entries = {k: n - share[k] for k, n in counts.items() if k != "problems"} if share else counts
-    print(printable(f"imported {args.file} into {cache.path} (policy {args.policy}): {_counts(entries)}"
+    source = "standard input" if args.file == STDIO else args.file
+    print(printable(f"imported {source} into {cache.path} (policy {args.policy}): {_counts(entries)}"
                     + (f"; strided problems: {_counts(share)}" if share else "")))
     return 0
+
+
+def _readable(name: str) -> None:
+    """UserError unless ``name`` is a regular file (what an export is)."""
+    path = Path(name)
+    if path.is_file():
+        return
+    if path.is_dir():
+        raise UserError(f"{name}: is a folder, not an export file")
+    raise UserError(f"{name}: " + ("not a regular file" if path.exists() else "no such file"))
 
 
 def run_clear(args, seen) -> int:
