@@ -79,3 +79,16 @@ def test_verify_kernels_compile(tmp_path):
     from autotrans.core.paths import template_dir
     c = compile_file(template_dir() / "verify.cu", "sm_90", root=tmp_path)
     assert c.ok and c.image()[:4] == b"\x7fELF"
+
+
+def test_a_named_nvcc_is_used_or_refused_never_passed_over(tmp_path, monkeypatch):
+    """AUTOTRANS_NVCC naming no executable is an error (not nvcc from PATH);
+    one that fails silently still gives a log that says so."""
+    from autotrans.build import nvcc
+    monkeypatch.setenv("AUTOTRANS_NVCC", str(tmp_path / "missing"))
+    with pytest.raises(CompileError, match="AUTOTRANS_NVCC=.*missing.* is not an executable file"):
+        find_nvcc()
+    monkeypatch.setenv("AUTOTRANS_NVCC", "/bin/false")
+    assert find_nvcc() == "/bin/false"
+    out, log = nvcc.run({"x.cu": "int main() { return 0; }\n"}, "x.cu", [])
+    assert out is None and log == "/bin/false exited with status 1 and printed nothing"

@@ -19,7 +19,12 @@ class CompileError(RuntimeError):
 
 def find_nvcc() -> str:
     """nvcc from $AUTOTRANS_NVCC, PATH, $CUDA_HOME or /usr/local/cuda."""
-    cands = [os.environ.get("AUTOTRANS_NVCC"), shutil.which("nvcc")]
+    chosen = os.environ.get("AUTOTRANS_NVCC")
+    if chosen:      # named: used or refused, never passed over
+        if os.path.isfile(chosen) and os.access(chosen, os.X_OK):
+            return chosen
+        raise CompileError(f"AUTOTRANS_NVCC={chosen!r} is not an executable file")
+    cands = [shutil.which("nvcc")]
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home:
             cands.append(os.path.join(home, "bin", "nvcc"))
@@ -59,6 +64,8 @@ def run(sources: dict[str, str], main: str, args: list[str], includes=()) -> tup
         cmd = [find_nvcc(), *args, "-I", ".", main, "-o", "out"]
         r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, cwd=d)
         log = r.stderr + r.stdout
+        if r.returncode and not log.strip():
+            log = f"{cmd[0]} exited with status {r.returncode} and printed nothing"
         out = Path(d, "out")
         if r.returncode != 0 or not out.is_file():
             return None, log
