@@ -519,6 +519,15 @@ def test_show_cache_dir_option(run, populated, cache_dir, tmp_path):
     assert r.returncode == 0 and "8192x8192" in r.stdout
 
 
+def test_a_cache_file_that_is_a_folder_warns_once(run, cache_dir):
+    """Both tables' reads fail the same way: one warning line, not one a table."""
+    (cache_dir / "results.sqlite").mkdir()
+    r = run("show", "--all")
+    assert r.returncode == 0 and "no cached results" in r.stdout, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "could not be read (it is a directory)" in lines[0], r.stderr
+
+
 def test_show_a_corrupt_cache_warns_in_one_line(run, cache_dir):
     (cache_dir / "results.sqlite").write_bytes(b"this is not a database" * 100)
     r = run("show", "--all")

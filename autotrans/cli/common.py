@@ -73,11 +73,13 @@ def note(message) -> None:
 
 @contextlib.contextmanager
 def warnings_as_lines(seen: list):
-    """Show warnings as one ``autotrans: warning: ...`` line each; collect them
-    in ``seen`` as (category, text)."""
+    """Show warnings as one ``autotrans: warning: ...`` line each (a line once,
+    however often it is warned); collect them in ``seen`` as (category, text)."""
     def show(message, category, filename, lineno, file=None, line=None):
+        shown = (category, str(message)) in seen
         seen.append((category, str(message)))
-        print(f"{PROG}: warning: {one_line(message)}", file=sys.stderr)
+        if not shown:
+            print(f"{PROG}: warning: {one_line(message)}", file=sys.stderr)
 
     with warnings.catch_warnings():
         warnings.simplefilter("default")
