@@ -156,3 +156,25 @@ def test_unusable_cache_folder_never_stops_transposes(tmp_path, monkeypatch):
         res = autotrans.tune((256, 256), np.float32, progress=False)
     assert res.best and ResultCache().get(CacheKey(driver.device().id.text, space_id(),
                                                    as_bmn((256, 256)), 4)) is None
+
+
+@pytest.mark.parametrize("dtype, shape", [(np.float32, (333, 517)), (np.int8, (3, 700, 1281)),
+                                          (np.float16, (1021, 1031)), (np.complex128, (129, 67))])
+def test_specialised_untuned_shapes_run_their_fixed_kernel_exactly(monkeypatch, dtype, shape):
+    """AUTOTRANS_SPECIALISE: the first call runs the generic kernel and queues
+    the fixed one; once it is built, calls run it, bit-exact on every element
+    size and at an unaligned pointer too."""
+    from autotrans.api import specialise
+    monkeypatch.setenv(specialise.ENV, "1")
+    x = host_random(shape, dtype, seed=5)
+    e, bmn = np.dtype(dtype).itemsize, as_bmn(shape)
+    first = dispatch.kernel_for(shape, e)
+    assert not first.cfg.fixed
+    assert autotrans.transpose(ga().to_gpu(x)).get().tobytes() == expect(x).tobytes()
+    assert specialise.wait(300)
+    fixed = dispatch.kernel_for(shape, e)
+    assert fixed.cfg.fixed == "x".join(map(str, bmn)) and fixed.cfg.generic() == first.cfg
+    assert autotrans.transpose(ga().to_gpu(x)).get().tobytes() == expect(x).tobytes()
+    flat = host_random((1 + x.size,), dtype, seed=6)
+    view = ga().to_gpu(flat)[1:].reshape(shape)        # e bytes past a 16-byte boundary
+    assert autotrans.transpose(view).get().tobytes() == expect(flat[1:].reshape(shape)).tobytes()

@@ -24,7 +24,7 @@ from ..kernels import strided
 from ..kernels.config import MAX_BLOCKS, KernelConfig
 from ..tuning import loader, runner
 from ..tuning.space import default_config
-from . import capture
+from . import capture, specialise
 from .index import INDEX, Stamp, _default_cache
 
 TUNE_ENV = "AUTOTRANS_TUNE"
@@ -136,7 +136,23 @@ def _choose(bmn, e: int, align: int, dev, ctx: int, tune, dtype) -> KernelConfig
         if still:
             raise ValueError(f"no kernel can transpose shape {bmn} of {e}-byte elements here: "
                              f"{choice.config.key}: {'; '.join(why)}; {cfg.key}: {'; '.join(still)}")
-    return cfg
+    return _specialised(cfg, bmn, e, align, dev) if choice.source != "exact" and specialise.enabled() else cfg
+
+
+def _specialised(cfg: KernelConfig, bmn, e: int, align: int, dev) -> KernelConfig:
+    """cfg compiled for bmn where that cubin is built already (else its build
+    queued, and cfg as it is until then: api.specialise)."""
+    fixed = specialise.candidate(cfg, bmn, e)
+    if fixed is None or config_problems(fixed, bmn, e, align, dev):
+        return cfg
+    return fixed if specialise.ready(fixed, dev.arch, _relaunch) else cfg
+
+
+def _relaunch() -> None:
+    """Forget the launchers chosen so far, so the next calls choose again
+    (a shape's fixed kernel was built)."""
+    _launchers.clear()
+    _routes.clear()
 
 
 def _kernel(cfg: KernelConfig, ctx: int, arch: str) -> driver.Kernel:

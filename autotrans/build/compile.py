@@ -23,7 +23,7 @@ from .store import Store
 
 MAX_PER_CALL = 24
 
-__all__ = ["Compiled", "CompileError", "compile_configs", "compile_file", "parse_ptxas"]
+__all__ = ["Compiled", "CompileError", "compile_configs", "compile_file", "find_compiled", "parse_ptxas"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,12 @@ def _cached(cfg: KernelConfig, arch: str, tool: str, store: Store) -> Compiled |
     if e is None or e.get("key") != cfg.key or e.get("name") != cfg.name or not isinstance(e.get("info"), dict):
         return None
     return Compiled(cfg.key, cfg.name, arch, e["object"], e["info"], root=store.root)
+
+
+def find_compiled(cfg: KernelConfig, arch: str, *, root: str | Path | None = None) -> Compiled | None:
+    """cfg's cubin for ``arch`` if the store holds one, else None; runs no
+    compile (nvcc is asked its version once a process: the store's key holds it)."""
+    return _cached(cfg, arch, find_nvcc(), Store(root))
 
 
 def compile_configs(cfgs, arch: str, *, root: str | Path | None = None, jobs: int | None = None,

@@ -1,9 +1,11 @@
 """autotrans' own contenders: the tuned config and the untuned choice."""
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from ... import api
+from ...api import specialise
 from ...backend import memory
 from ...api.select import choose
 from ...results.store import ResultCache
@@ -53,4 +55,13 @@ def untuned_entry(bench, case: Case, data: Data):
     """What choose() picks with an empty user cache and only the shipped results."""
     dev = bench.gpu.dev
     choice = choose(case.bmn, case.elem_bytes, dev.id.text, dev.limits, ResultCache(bench.empty_cache))
-    return _entry("untuned", case, data, choice)
+    return _entry("untuned", case, data, _specialised(choice, case, dev.arch) if specialise.enabled() else choice)
+
+
+def _specialised(choice, case: Case, arch: str):
+    """With AUTOTRANS_SPECIALISE: the choice as transpose() runs it once the
+    shape's fixed kernel is built (api.specialise; built here first, waited for)."""
+    fixed = specialise.candidate(choice.config, case.bmn, case.elem_bytes) if choice.source != "exact" else None
+    if fixed is None or not (specialise.ready(fixed, arch) or (specialise.wait(600) and specialise.ready(fixed, arch))):
+        return choice
+    return dataclasses.replace(choice, config=fixed, source=f"{choice.source}, fixed")

@@ -1,0 +1,94 @@
+"""Untuned shapes compiled for themselves, in the background.
+
+A shape served without an exact result runs a nearest shape's config (or the
+default), generic: its sizes are kernel arguments. Compiled for the shape
+(KernelConfig.fixed: the sizes as constants, the index math folded) the same
+config ran 2-10% faster on kernels of 4-25 µs (NOTES 17), which is where
+untuned shapes fell furthest behind tuned ones. So, with AUTOTRANS_SPECIALISE
+on, the first call of such a shape queues that compile on one background
+thread and runs the generic kernel; calls after the cubin is in the kernel
+store run the fixed one (later processes at once). No call waits for nvcc;
+without nvcc, or where the fixed kernel fails to build or spills, the generic
+kernel stays.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+
+from ..build.compile import compile_configs, find_compiled
+from ..kernels.config import KernelConfig
+
+ENV = "AUTOTRANS_SPECIALISE"
+MAX_BYTES = 32 << 20     # larger shapes run long enough that constant sizes gain nothing (NOTES 17)
+
+_jobs: queue.Queue = queue.Queue()
+_asked: set = set()      # (config key, arch) queued in this process
+_lock = threading.Lock()
+_worker: list = []       # the background thread, once started
+failures: list = []      # (config key, what went wrong) of background compiles, for explain and tests
+
+
+def enabled() -> bool:
+    """Whether AUTOTRANS_SPECIALISE asks for it (1, true, yes or on)."""
+    return os.environ.get(ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def candidate(cfg: KernelConfig, bmn, elem_bytes: int) -> KernelConfig | None:
+    """cfg compiled for ``bmn`` where that may pay: a generic dense config, a
+    shape of at most MAX_BYTES, and a fixed config with no problems; else None."""
+    if cfg.fixed or cfg.layout != "dense" or bmn[0] * bmn[1] * bmn[2] * elem_bytes > MAX_BYTES:
+        return None
+    fixed = cfg.fixed_to(bmn)
+    return None if fixed.problems() else fixed
+
+
+def ready(fixed: KernelConfig, arch: str, on_built=None) -> bool:
+    """Whether ``fixed``'s cubin for ``arch`` is in the kernel store, built
+    without spills. If it is not and was not asked for before in this process,
+    its compile is queued; ``on_built()`` runs on the background thread once
+    it is in the store."""
+    try:
+        hit = find_compiled(fixed, arch)
+    except Exception:            # no nvcc, or one that cannot say its version: generic kernels only
+        return False
+    if hit is not None:
+        return _usable(hit)
+    with _lock:
+        if (fixed.key, arch) in _asked:
+            return False
+        _asked.add((fixed.key, arch))
+        if not _worker:
+            _worker.append(threading.Thread(target=_work, name="autotrans-specialise", daemon=True))
+            _worker[0].start()
+    _jobs.put((fixed, arch, on_built))
+    return False
+
+
+def wait(timeout: float | None = None) -> bool:
+    """Block until every queued compile is done (True) or ``timeout`` s pass (False)."""
+    done = threading.Event()
+    _jobs.put((None, None, done.set))
+    return done.wait(timeout)
+
+
+def _usable(compiled) -> bool:
+    info = compiled.info or {}
+    return compiled.ok and not info.get("spill_stores") and not info.get("spill_loads")
+
+
+def _work() -> None:
+    while True:
+        cfg, arch, on_built = _jobs.get()
+        try:
+            if cfg is None:          # wait()'s marker: everything before it is done
+                on_built()
+                continue
+            built = compile_configs([cfg], arch, jobs=1)[cfg.key]
+            if not _usable(built):
+                failures.append((cfg.key, built.error or f"spills: {built.info}"))
+            elif on_built is not None:
+                on_built()
+        except Exception as exc:     # a background compile never surfaces in a transpose
+            failures.append((getattr(cfg, "key", "?"), f"{type(exc).__name__}: {exc}"))

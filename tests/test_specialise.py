@@ -1,0 +1,74 @@
+"""api.specialise: untuned shapes' configs compiled for the shape on a
+background thread (real nvcc, a kernel store in a temporary folder)."""
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from autotrans.api import specialise
+from autotrans.build.compile import find_compiled
+from autotrans.build.nvcc import find_nvcc
+from autotrans.kernels.config import classic
+
+ARCH = "sm_90"
+BMN = (1, 96, 160)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """A fresh cache folder (and so kernel store) for each test."""
+    monkeypatch.setenv("AUTOTRANS_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.mark.parametrize("value, on", [("1", True), ("on", True), ("YES", True), ("", False), ("0", False),
+                                       ("off", False)])
+def test_enabled_by_the_environment(monkeypatch, value, on):
+    monkeypatch.setenv(specialise.ENV, value)
+    assert specialise.enabled() is on
+
+
+def test_candidate_is_the_generic_dense_config_fixed_to_a_small_shape():
+    cfg = classic("tile", 4)
+    fixed = specialise.candidate(cfg, BMN, 4)
+    assert fixed is not None and fixed.fixed == "1x96x160" and fixed.generic() == cfg
+    assert specialise.candidate(fixed, BMN, 4) is None                     # fixed already
+    big = (1, 4096, specialise.MAX_BYTES // 4 // 4096 + 1)
+    assert specialise.candidate(cfg, big, 4) is None                       # large: nothing to gain
+    assert specialise.candidate(cfg, (1, 4096, specialise.MAX_BYTES // 4 // 4096), 4) is not None
+
+
+def test_the_first_ask_queues_a_build_and_later_asks_find_it(store):
+    fixed = classic("tile", 4).fixed_to(BMN)
+    built = []
+    assert specialise.ready(fixed, ARCH, lambda: built.append(1)) is False
+    assert specialise.ready(fixed, ARCH, lambda: built.append(2)) is False    # queued once
+    assert specialise.wait(300)
+    assert built == [1]
+    assert find_compiled(fixed, ARCH) is not None
+    assert specialise.ready(fixed, ARCH) is True
+
+
+def test_a_failed_build_keeps_the_generic_kernel_and_is_not_retried(store, tmp_path, monkeypatch):
+    """nvcc that answers its version but fails every compile: the failure is
+    recorded on the background thread, nothing is built, nothing raised."""
+    fake = tmp_path / "nvcc"
+    fake.write_text(f'#!/bin/sh\n[ "$1" = "--version" ] && exec "{find_nvcc()}" --version\nexit 1\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("AUTOTRANS_NVCC", str(fake))
+    fixed = classic("padded", 4).fixed_to((1, 64, 200))
+    built, before = [], len(specialise.failures)
+    assert specialise.ready(fixed, ARCH, lambda: built.append(1)) is False
+    assert specialise.wait(300)
+    assert built == [] and find_compiled(fixed, ARCH) is None
+    assert [k for k, _ in specialise.failures[before:]] == [fixed.key]
+    assert specialise.ready(fixed, ARCH, lambda: built.append(1)) is False
+    assert specialise.wait(60) and built == [] and len(specialise.failures) == before + 1
+
+
+def test_without_nvcc_nothing_is_queued(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOTRANS_NVCC", str(tmp_path / "missing"))
+    fixed = classic("tile", 4).fixed_to((1, 64, 72))
+    assert specialise.ready(fixed, ARCH) is False
+    assert (fixed.key, ARCH) not in specialise._asked
