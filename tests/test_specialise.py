@@ -72,3 +72,19 @@ def test_without_nvcc_nothing_is_queued(store, tmp_path, monkeypatch):
     fixed = classic("tile", 4).fixed_to((1, 64, 72))
     assert specialise.ready(fixed, ARCH) is False
     assert (fixed.key, ARCH) not in specialise._asked
+
+
+def test_explain_says_what_a_specialised_call_runs(monkeypatch, tmp_path):
+    """explain() of an untuned shape names the fixed build when the variable
+    is on, and says nothing of it when it is off or the shape is large."""
+    import autotrans
+    fp = "NVIDIA H200|sm_90|132sm|driver 580.159.04|cuda 13.0"
+    monkeypatch.setenv(specialise.ENV, "1")
+    c = autotrans.explain((333, 517), "float32", fingerprint=fp, cache_dir=tmp_path)
+    assert c.source != "exact" and "AUTOTRANS_SPECIALISE" in c.reason
+    assert f"{c.config.key}@1x333x517" in c.reason
+    assert "AUTOTRANS_SPECIALISE" not in autotrans.explain((8191, 8193), "float32", fingerprint=fp,
+                                                          cache_dir=tmp_path).reason
+    monkeypatch.setenv(specialise.ENV, "0")
+    assert "AUTOTRANS_SPECIALISE" not in autotrans.explain((333, 517), "float32", fingerprint=fp,
+                                                          cache_dir=tmp_path).reason

@@ -17,7 +17,7 @@ from ..results.record import TuneRecord
 from ..results.shipped import for_device
 from ..results.store import CacheKey, ResultCache, shipped_entries
 from ..tuning.space import default_config, space_id, whole_default, widest_vector
-from . import predict
+from . import predict, specialise
 
 SKINNY = 64          # a matrix with a side shorter than this is "skinny"
 ASPECT = 4.0         # rows/cols beyond this (either way) is "tall" or "wide"
@@ -240,7 +240,14 @@ def explain(shape, dtype=np.float32, *, fingerprint: str | None = None, cache_di
     if fingerprint is None:
         dev = driver.device()
         fingerprint, limits = dev.id.text, dev.limits
-    return choose(shape, elem_size(dtype), fingerprint, limits, ResultCache(cache_dir))
+    e = elem_size(dtype)
+    choice = choose(shape, e, fingerprint, limits, ResultCache(cache_dir))
+    fixed = specialise.candidate(choice.config, as_bmn(shape), e) \
+        if choice.source != "exact" and specialise.enabled() and min(as_bmn(shape)) > 0 else None
+    if fixed is None:
+        return choice
+    return dataclasses.replace(choice, reason=f"{choice.reason}; AUTOTRANS_SPECIALISE: compiled for this shape "
+                                              f"in the background, then {fixed.key}")
 
 
 def find_record(shape, elem_bytes: int, cache_dir=None, device: str | None = None,
