@@ -88,3 +88,19 @@ def test_explain_says_what_a_specialised_call_runs(monkeypatch, tmp_path):
     monkeypatch.setenv(specialise.ENV, "0")
     assert "AUTOTRANS_SPECIALISE" not in autotrans.explain((333, 517), "float32", fingerprint=fp,
                                                           cache_dir=tmp_path).reason
+
+
+def test_a_forked_child_builds_with_its_own_worker(store):
+    """After a fork the parent's thread is gone: the child queues and builds anew."""
+    import multiprocessing as mp
+    fixed = classic("tile", 4).fixed_to((1, 40, 88))
+    assert specialise.ready(fixed, ARCH) is False and specialise.wait(300)      # parent's worker exists
+    other = classic("tile", 4).fixed_to((1, 40, 96))
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        assert pool.apply(_child_builds, (other,)) is True
+    assert find_compiled(other, ARCH) is not None
+
+
+def _child_builds(cfg) -> bool:
+    return specialise.ready(cfg, ARCH) is False and specialise.wait(120) and specialise.ready(cfg, ARCH)

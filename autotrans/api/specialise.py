@@ -30,6 +30,17 @@ _worker: list = []       # the background thread, once started
 failures: list = []      # (config key, what went wrong) of background compiles, for explain and tests
 
 
+def _after_fork() -> None:
+    """A forked child has no worker thread: it starts its own when it asks."""
+    global _jobs, _lock
+    _jobs, _lock = queue.Queue(), threading.Lock()
+    _asked.clear()
+    _worker.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
 def enabled() -> bool:
     """Whether AUTOTRANS_SPECIALISE asks for it (1, true, yes or on)."""
     return os.environ.get(ENV, "").strip().lower() in ("1", "true", "yes", "on")
