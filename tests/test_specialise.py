@@ -22,11 +22,24 @@ def store(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
-@pytest.mark.parametrize("value, on", [("1", True), ("on", True), ("YES", True), ("", False), ("0", False),
-                                       ("off", False)])
-def test_enabled_by_the_environment(monkeypatch, value, on):
-    monkeypatch.setenv(specialise.ENV, value)
+@pytest.mark.parametrize("value, on", [(None, True), ("1", True), ("", True), ("0", False), ("off", False),
+                                       ("No", False), ("false", False)])
+def test_on_unless_the_environment_turns_it_off(monkeypatch, value, on):
+    if value is None:
+        monkeypatch.delenv(specialise.ENV, raising=False)
+    else:
+        monkeypatch.setenv(specialise.ENV, value)
     assert specialise.enabled() is on
+
+
+def test_a_process_queues_at_most_max_builds(store, monkeypatch):
+    """Past MAX_BUILDS shapes a process (varying lengths), new shapes stay generic."""
+    monkeypatch.setattr(specialise, "MAX_BUILDS", len(specialise._asked) + 1)
+    first, second = (classic("tile", 4).fixed_to((1, 64, n)) for n in (232, 240))
+    assert specialise.ready(first, ARCH) is False and specialise.wait(300)
+    assert specialise.ready(second, ARCH) is False and specialise.wait(60)
+    assert find_compiled(first, ARCH) is not None and find_compiled(second, ARCH) is None
+    assert specialise.ready(first, ARCH) is True       # built ones are still used
 
 
 def test_candidate_is_the_generic_dense_config_fixed_to_a_small_shape():
