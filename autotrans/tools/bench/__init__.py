@@ -19,7 +19,9 @@ the way GPU kernels are usually measured, with every output checked.
   an estimate.
 - tuned: the config tune() finds for the shape (it is tuned into the user
   cache if it is not there). untuned: what choose() picks with an empty user
-  cache and only the shipped results.
+  cache and only the shipped results, as transpose() runs it once the shape's
+  fixed build is in the kernel store (api.specialise, on unless
+  AUTOTRANS_SPECIALISE=0).
 - Every output, ours and the peers', is compared byte for byte on the GPU with
   the transposed input. Each is checked twice, on the complement of the input
   first, so a stale right answer left in a reused buffer cannot pass. Float

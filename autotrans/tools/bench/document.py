@@ -30,7 +30,8 @@ METHOD = [
     "an estimate (it includes dispatch and the wait).",
     "tuned: the config tune() found for the shape (tuned into the user cache when missing). "
     "untuned: the config choose() picks with an empty user cache and only the shipped results "
-    "(cache/*.json).",
+    "(cache/*.json), as transpose() runs it once the shape's fixed build is in the kernel store "
+    "(api.specialise; generic with AUTOTRANS_SPECIALISE=0).",
     "Every output, ours and the peers', is compared byte for byte on the GPU with the transposed "
     "input: first on the complement of the input, then on the input itself (so a stale right "
     "answer in a reused buffer cannot pass), with outputs we own pre-filled with the complement of "
