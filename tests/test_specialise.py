@@ -40,6 +40,16 @@ def test_a_process_queues_at_most_max_builds(store, monkeypatch):
     assert specialise.ready(second, ARCH) is False and specialise.wait(60)
     assert find_compiled(first, ARCH) is not None and find_compiled(second, ARCH) is None
     assert specialise.ready(first, ARCH) is True       # built ones are still used
+    assert specialise.ready(second, ARCH, capped=False) is False and specialise.wait(300)   # the bench's way
+    assert find_compiled(second, ARCH) is not None
+
+
+def test_wait_returns_at_once_when_nothing_was_ever_queued(monkeypatch):
+    """No worker (a fresh process, or one without nvcc): wait() has nothing to wait for."""
+    import queue
+    monkeypatch.setattr(specialise, "_worker", [])
+    monkeypatch.setattr(specialise, "_jobs", queue.Queue())     # no thread reads this one
+    assert specialise.wait(timeout=5) is True
 
 
 def test_candidate_is_the_generic_dense_config_fixed_to_a_small_shape():

@@ -57,11 +57,11 @@ def candidate(cfg: KernelConfig, bmn, elem_bytes: int) -> KernelConfig | None:
     return None if fixed.problems() else fixed
 
 
-def ready(fixed: KernelConfig, arch: str, on_built=None) -> bool:
+def ready(fixed: KernelConfig, arch: str, on_built=None, *, capped: bool = True) -> bool:
     """Whether ``fixed``'s cubin for ``arch`` is in the kernel store, built
-    without spills. If it is not and was not asked for before in this process,
-    its compile is queued; ``on_built()`` runs on the background thread once
-    it is in the store."""
+    without spills. If it is not and was not asked for before in this process
+    (nor, ``capped``, MAX_BUILDS others), its compile is queued; ``on_built()``
+    runs on the background thread once it is in the store."""
     try:
         hit = find_compiled(fixed, arch)
     except Exception:            # no nvcc, or one that cannot say its version: generic kernels only
@@ -69,7 +69,7 @@ def ready(fixed: KernelConfig, arch: str, on_built=None) -> bool:
     if hit is not None:
         return _usable(hit)
     with _lock:
-        if (fixed.key, arch) in _asked or len(_asked) >= MAX_BUILDS:
+        if (fixed.key, arch) in _asked or (capped and len(_asked) >= MAX_BUILDS):
             return False
         _asked.add((fixed.key, arch))
         if not _worker:
@@ -81,6 +81,8 @@ def ready(fixed: KernelConfig, arch: str, on_built=None) -> bool:
 
 def wait(timeout: float | None = None) -> bool:
     """Block until every queued compile is done (True) or ``timeout`` s pass (False)."""
+    if not _worker:
+        return True              # nothing was ever queued
     done = threading.Event()
     _jobs.put((None, None, done.set))
     return done.wait(timeout)

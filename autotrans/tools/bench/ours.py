@@ -59,9 +59,11 @@ def untuned_entry(bench, case: Case, data: Data):
 
 
 def _specialised(choice, case: Case, arch: str):
-    """With AUTOTRANS_SPECIALISE: the choice as transpose() runs it once the
-    shape's fixed kernel is built (api.specialise; built here first, waited for)."""
+    """The choice as transpose() runs it once the shape's fixed kernel is built
+    (api.specialise; built here first, waited for, past its cap of builds a
+    process: a bench runs more shapes than a program)."""
     fixed = specialise.candidate(choice.config, case.bmn, case.elem_bytes) if choice.source != "exact" else None
-    if fixed is None or not (specialise.ready(fixed, arch) or (specialise.wait(600) and specialise.ready(fixed, arch))):
+    if fixed is None or not (specialise.ready(fixed, arch, capped=False)
+                             or (specialise.wait(600) and specialise.ready(fixed, arch))):
         return choice
     return dataclasses.replace(choice, config=fixed, source=f"{choice.source}, fixed")
