@@ -6,7 +6,8 @@ tuning record (tune() times every candidate), against the record's best.
 
     python benchmarks/untuned_loo.py [--shipped cache] [--worst 10] [--out FILE.md]
 
-Prints, per size against 1 and 16 MiB and per shape class (rows 16-byte
+Each GPU model's export is judged on its own (a shape of one model chooses
+from that model's other shapes). Prints, per model and per size against 1 and 16 MiB and per shape class (rows 16-byte
 aligned or not, square, tall or wide, skinny, batched): the geometric mean of best / chosen,
 how many reach 0.95, and the minimum (a config absent from the left-out
 record's candidates, which then cannot run it or was not in its space, is counted apart;
@@ -59,16 +60,25 @@ def measured(c) -> bool:
 
 
 def leave_one_out(pairs, limits: Limits = Limits()) -> list[Loo]:
-    """Loo rows of the (CacheKey, TuneRecord) pairs of dense problems."""
+    """Loo rows of the (CacheKey, TuneRecord) pairs of dense problems (of one device: see models())."""
     entries = [("shipped", k, r) for k, r in pairs if len(getattr(k, "shape", ())) == 3]
     out = []
     for _, key, rec in entries:
-        rest = [x for x in entries if x[1].elem_bytes == key.elem_bytes and x[1].shape != key.shape]
+        rest = [x for x in entries if x[1].elem_bytes == key.elem_bytes and x[1].shape != key.shape
+                and x[1].device == key.device]
         choice = Table(rest, key.elem_bytes, limits).choose(key.shape)
         t = {c.key: c.median_us for c in rec.candidates if measured(c)}.get(choice.config.key)
         out.append(Loo(key.shape, key.elem_bytes, choice.source, choice.config.key,
                        None if t is None or retime_suspect(rec) else rec.time_us / t))
     return out
+
+
+def models(pairs) -> dict[str, list]:
+    """The (CacheKey, TuneRecord) pairs by GPU model (the fingerprint's first field), in name order."""
+    out: dict[str, list] = {}
+    for k, r in pairs:
+        out.setdefault(k.device.split("|")[0], []).append((k, r))
+    return dict(sorted(out.items()))
 
 
 def summary(rows: list[Loo], label: str) -> str:
@@ -107,7 +117,8 @@ def main(argv=None) -> int:
     ap.add_argument("--worst", type=int, default=10, help="list this many worst shapes")
     ap.add_argument("--out", help="also write the report to this markdown file")
     args = ap.parse_args(argv)
-    text = report(leave_one_out(shipped_entries(args.shipped)), args.worst)
+    text = "\n".join(f"## {model}\n\n" + report(leave_one_out(pairs), args.worst)
+                     for model, pairs in models(shipped_entries(args.shipped)).items())
     print(text, end="")
     if args.out:
         Path(args.out).write_text(f"# Untuned choice, leave one out over {args.shipped}\n\n{text}")

@@ -591,6 +591,25 @@ def test_untuned_loo_reads_the_left_out_shapes_own_time_of_the_config_chosen_wit
     assert "| all | 2 | 0 |" in text and "Worst 1:" in text
 
 
+def test_untuned_loo_judges_each_gpu_model_on_its_own_results():
+    """A left-out shape chooses from its own model's other shapes: the other
+    model's record of the very same shape (distance 0) is not a candidate."""
+    from conftest import A100, H200, make_record
+
+    from autotrans.results.record import TuneRecord
+    from autotrans.results.store import CacheKey
+    from autotrans.tuning.space import space_id
+    loo = _script("untuned_loo")
+    pairs = []
+    for dev, shape, seed in ((H200, (1, 2048, 2048), 1), (H200, (1, 4096, 4096), 2), (A100, (1, 2048, 2048), 3)):
+        key = CacheKey(dev, space_id(), shape, 4)
+        pairs.append((key, TuneRecord.from_json(make_record(shape, 4, dev, seed=seed), key)))
+    groups = loo.models(pairs)
+    assert list(groups) == sorted({A100.split("|")[0], H200.split("|")[0]})
+    rows = loo.leave_one_out(pairs)
+    assert [r.source for r in rows] == ["nearest", "nearest", "default"]   # the A100's shape has no other
+
+
 def test_untuned_loo_does_not_read_two_launches_that_disagree_as_a_time():
     from autotrans.results.record import Candidate
     from autotrans.tuning.timing import Stats

@@ -206,11 +206,16 @@ def test_table_rows_marks_stale_and_sorts():
 
 
 def test_bars_from_row():
+    """A bar for every contender the benchmark times (its row's "<name>_us";
+    the tuned one drawn as autotrans), none for a timing that is missing."""
+    from autotrans.tools.bench.results import CONTENDERS
+    from autotrans.tools.report import BAR_ORDER
+    assert set(BAR_ORDER) == {"autotrans"} | set(CONTENDERS) - {"tuned"}
     nbytes = 8192 * 8192 * 4
-    row = {"autotrans_us": 100.0, "memcpy_us": 50.0, "seed_us": 200.0, "torch_us": None,
-           "cupy_us": 0, "jax_us": None}
+    row = {"autotrans_us": 100.0, "tuned_us": 100.0, "memcpy_us": 50.0, "copy16_us": 55.0, "torch_us": None,
+           "torch_compile_us": 120.0, "cupy_us": 0, "geam_us": 150.0, "jax_us": None, "seed_us": 200.0}
     bars = bars_from_row(row, nbytes)
-    assert set(bars) == {"autotrans", "memcpy", "seed"}
+    assert set(bars) == {"autotrans", "memcpy", "copy16", "torch_compile", "geam"}
     assert bars["autotrans"] == pytest.approx(2 * nbytes / 100e-6 / 1e9)
     assert bars["memcpy"] == pytest.approx(2 * bars["autotrans"])
 
@@ -598,6 +603,23 @@ def test_export_import_round_trip_into_an_empty_cache(run, populated, tmp_path):
     r = run("import", str(tmp_path / "all.json"), "--cache-dir", tmp_path / "fresh")
     assert r.returncode == 0 and "3 added, 0 replaced, 0 kept" in r.stdout
     assert ResultCache(tmp_path / "fresh").items() == ResultCache(tmp_path / "cache").items()
+
+
+def test_import_of_several_files_each_all_or_nothing(run, populated, tmp_path):
+    """import takes several files (results-*.json of many nodes): each is
+    merged whole; a missing one stops the command before any is read, and a
+    bad one after good ones names those already imported."""
+    assert run("export", "all.json").returncode == 0
+    (tmp_path / "junk.json").write_text('{"entries": 3}')
+    fresh = tmp_path / "fresh"
+    assert_user_error(run("import", "all.json", "missing.json", "--cache-dir", fresh), "missing.json")
+    assert ResultCache(fresh).items() == []
+    r = run("import", "all.json", "junk.json", "--cache-dir", fresh)
+    assert_user_error(r, "junk.json", "already imported: all.json")
+    assert "3 added" in r.stdout and len(ResultCache(fresh).items()) == 3
+    r = run("import", "all.json", str(tmp_path / "all.json"), "--cache-dir", fresh)
+    assert r.returncode == 0 and r.stdout.count("0 added, 0 replaced, 3 kept") == 2, r.stdout
+    assert_user_error(run("import", "-", "-", "--cache-dir", fresh), "once")
 
 
 def test_clear_refuses_without_a_terminal(run, populated, cache_dir):

@@ -253,6 +253,10 @@ def test_permutation_problem_is_what_permute_runs():
     assert isinstance(conj[0], TileProblem) and conj[1:] == ("none", "conj32")      # a transpose, strided
     bf16 = pp((8, 16), "bfloat16", (1, 0), to="float32")           # named without ml_dtypes
     assert (bf16[0].elem, bf16[0].out_elem, bf16[1]) == (2, 4, "bf16>f32")
+    for dt in ("complex64", "complex128", "float32", "int8"):   # to= its own dtype: no cast, as permute(dtype=)
+        assert pp((4, 8, 16), dt, (0, 2, 1), to=dt) == pp((4, 8, 16), dt, (0, 2, 1))
+    with pytest.raises(ValueError, match="cast"):
+        pp((4, 8, 16), "complex64", (0, 2, 1), to="complex128")
     with pytest.raises(ValueError):
         pp((8, 16), "float32", (0, 0))
 

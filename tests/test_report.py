@@ -92,8 +92,8 @@ def test_invalid_records_are_refused_naming_the_problem(record, tmp_path, mutate
 
 
 def test_render_png(record, tmp_path):
-    bars = {"autotrans": record["gbps"], "seed": record["gbps"] * 0.6, "torch": record["gbps"] * 0.7,
-            "cupy": record["gbps"] * 0.65, "memcpy": record["memcpy_gbps"]}
+    bars = {"autotrans": record["gbps"], "torch": record["gbps"] * 0.7, "torch_compile": record["gbps"] * 0.9,
+            "cupy": record["gbps"] * 0.65, "memcpy": record["memcpy_gbps"], "copy16": record["memcpy_gbps"] * 1.01}
     out = report.render(record, tmp_path / "land.png", bars=bars)
     assert out == tmp_path / "land.png"
     data = out.read_bytes()
@@ -101,6 +101,12 @@ def test_render_png(record, tmp_path):
     assert w > 800 and h > 400 and len(data) > 20000
     plain = report.render(record, tmp_path / "nobars.png", title="no bars")
     assert plain.read_bytes()[:8] == PNG_MAGIC and plain.read_bytes() != data
+
+
+def test_the_bars_roofline_is_the_faster_copy():
+    assert report.roofline_gbps({"autotrans": 4000.0, "memcpy": 4100.0, "copy16": 4250.0}) == 4250.0
+    assert report.roofline_gbps({"autotrans": 4000.0, "memcpy": 4100.0}) == 4100.0
+    assert report.roofline_gbps({"autotrans": 4000.0, "copy16": None}) is None
 
 
 def test_render_html_embeds_the_png(record, tmp_path):

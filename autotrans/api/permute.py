@@ -279,7 +279,7 @@ def permutation_problem(shape, dtype, axes, *, conj: bool = False, to=None) -> t
     shape = tuple(shape)
     axes = _axes(axes, len(shape))
     epilogue = epilogue_of(conj, name, e)
-    cast = "none" if to is None else config.cast_for(name, _dtype_name(to))
+    cast = "none" if to is None or _dtype_name(to) == name else config.cast_for(name, _dtype_name(to))
     out = config.CAST_SIZES[cast][1] if cast != "none" else None
     problem = layout.canonical(shape, layout.c_strides(shape, e), e, axes, 16, out_itemsize=out)
     if problem is None or (cast == "none" and epilogue == "none"

@@ -1,4 +1,4 @@
-"""``autotrans bench``: tuned kernels against memcpy, the seed kernel and the frameworks."""
+"""``autotrans bench``: tuned kernels against the copy roofline and the frameworks."""
 from __future__ import annotations
 
 import json
@@ -9,9 +9,9 @@ from ..core.paths import atomic_write
 from .common import (UserError, add_cache_dir, add_command, add_dtype, add_progress, need_gpu,
                      note, output_file, shape_arg)
 
-HELP = "compare tuned kernels with memcpy, the seed kernel, torch, CuPy and JAX"
-DESCRIPTION = ("Benchmarks autotrans on each shape against memcpy, the seed kernel and (unless\n"
-               "--no-peers) torch, CuPy and JAX, and prints a markdown table.")
+HELP = "compare tuned kernels with the copy roofline, torch, CuPy and JAX"
+DESCRIPTION = ("Benchmarks autotrans on each shape against the copy roofline (memcpy and a 16-byte\n"
+               "copy kernel) and (unless --no-peers) torch, CuPy and JAX, and prints a markdown table.")
 EXAMPLES = ("  autotrans bench 8192x8192 4096x4096\n"
             "  autotrans bench 8192x8192 --dtype float16 --dtype float32 --json bench.json")
 

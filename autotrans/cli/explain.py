@@ -45,7 +45,7 @@ def register(sub) -> None:
         e = args.dtype.itemsize
         try:
             layout.canonical(tuple(args.shape), layout.c_strides(args.shape, e), e, args.axes)
-            if args.to is not None:
+            if args.to is not None and args.to != args.dtype.name:   # its own dtype: no cast, as permute()
                 from ..kernels.config import cast_for
                 cast_for(args.dtype.name, args.to)
         except ValueError as exc:

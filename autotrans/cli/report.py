@@ -15,8 +15,9 @@ from .common import (UserError, add_cache_dir, add_command, add_dtype, add_progr
 HELP = "draw a shape's tuning landscape (and peers) to a PNG or HTML file"
 DESCRIPTION = (
     "Draws the tuning landscape of a cached shape (GB/s heatmaps over tile x threads, one panel\n"
-    "per kernel family) and, on a GPU, bars of autotrans, the seed kernel, torch and CuPy\n"
-    "against memcpy. A shape that is not cached is tuned first (GPU needed).")
+    "per kernel family) and, on a GPU, bars of autotrans (tuned and untuned), torch,\n"
+    "torch.compile, CuPy, cuBLAS and JAX against the copy roofline (the faster of memcpy and\n"
+    "a 16-byte copy). A shape that is not cached is tuned first (GPU needed).")
 EXAMPLES = ("  autotrans report 8192x8192 -o landscape.png\n"
             "  autotrans report 4097x4095 --dtype float16 -o report.html")
 SUFFIXES = (".png", ".html", ".htm", ".svg", ".pdf")
@@ -35,7 +36,7 @@ def register(sub) -> None:
 
 
 def bars_from_row(row: dict, nbytes: int) -> dict[str, float]:
-    """GB/s per label ("autotrans", "seed", "torch", "cupy", "jax", "memcpy") from
+    """GB/s per label of BAR_ORDER ("autotrans", "torch", ..., "memcpy", "copy16") from
     one benchmark.run() row; missing or None timings are left out."""
     out = {}
     for label in BAR_ORDER:

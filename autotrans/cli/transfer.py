@@ -27,12 +27,13 @@ def register(sub) -> None:
     add_cache_dir(sp)
 
     sp = add_command(sub, "import", run_import, "merge a JSON export file into the cache",
-                     "Merges an export file into the cache. --policy faster (default) keeps whichever\n"
-                     "result is faster, keep never overwrites an entry, replace always does.",
+                     "Merges export files into the cache, one after another, each all or nothing.\n"
+                     "--policy faster (default) keeps whichever result is faster, keep never\n"
+                     "overwrites an entry, replace always does.",
                      "  autotrans import results.json\n"
-                     "  autotrans import results.json --policy replace\n"
+                     "  autotrans import results-*.json --policy replace\n"
                      "  autotrans export - | autotrans import - --cache-dir other")
-    sp.add_argument("file", metavar="FILE", help="JSON export file to read ('-': standard input)")
+    sp.add_argument("files", nargs="+", metavar="FILE", help="JSON export files to read ('-': standard input)")
     sp.add_argument("--policy", choices=POLICIES, default="faster",
                     help="on conflicts: keep the faster result (default), keep the cached one, "
                          "or replace it")
@@ -95,20 +96,37 @@ def _counts(counts: dict) -> str:
 
 
 def run_import(args, seen) -> int:
-    cache = ResultCache(args.cache_dir)
-    if args.file == STDIO:
-        counts = cache.import_text(sys.stdin.buffer.read(), policy=args.policy)
+    """Import each file in turn; every file is checked readable before the
+    first is read, and an error names the files already imported."""
+    if args.files.count(STDIO) > 1:
+        raise UserError("standard input ('-') can be imported once")
+    for name in args.files:
+        if name != STDIO:
+            _readable(name)
+    cache, done = ResultCache(args.cache_dir), []
+    for name in args.files:
+        try:
+            _import_one(cache, name, args.policy, seen)
+        except (UserError, ValueError, OSError) as exc:
+            if not done:
+                raise
+            raise UserError(f"{exc} (already imported: {', '.join(done)})") from None
+        done.append("standard input" if name == STDIO else name)
+    return 0
+
+
+def _import_one(cache: ResultCache, name: str, policy: str, seen) -> None:
+    if name == STDIO:
+        counts = cache.import_text(sys.stdin.buffer.read(), policy=policy)
     else:
-        _readable(args.file)
-        counts = cache.import_json(args.file, policy=args.policy)
+        counts = cache.import_json(name, policy=policy)
     if cache_write_failed(seen):
         raise UserError(f"nothing was imported: the cache {cache.path} is not writable")
     share = counts.get("problems")
     entries = {k: n - share[k] for k, n in counts.items() if k != "problems"} if share else counts
-    source = "standard input" if args.file == STDIO else args.file
-    print(printable(f"imported {source} into {cache.path} (policy {args.policy}): {_counts(entries)}"
+    source = "standard input" if name == STDIO else name
+    print(printable(f"imported {source} into {cache.path} (policy {policy}): {_counts(entries)}"
                     + (f"; strided problems: {_counts(share)}" if share else "")))
-    return 0
 
 
 def _readable(name: str) -> None:

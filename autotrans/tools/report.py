@@ -1,5 +1,5 @@
 """A picture of one shape's tuning: the landscape of candidates and, optionally,
-bars comparing autotrans with other transposes against the memcpy roofline.
+bars comparing autotrans with other transposes against the copy roofline.
 
     from autotrans import report
     report.render(record, "8192x8192.png", bars={"autotrans": 4210.0, "memcpy": 4390.0})
@@ -27,7 +27,8 @@ from ..core.paths import atomic_write
 from ..results.record import TuneRecord, config_of_key
 from ..results.transfer import export_target
 
-BAR_ORDER = ("autotrans", "seed", "torch", "cupy", "jax", "memcpy")
+BAR_ORDER = ("autotrans", "untuned", "torch", "torch_compile", "cupy", "geam", "jax", "memcpy", "copy16")
+ROOFLINE_BARS = ("memcpy", "copy16")   # the roofline: the faster of the two copies
 _LAYOUTS = {"xor": "xor swizzle", "pad": "padded", "plain": "plain"}
 
 
@@ -140,18 +141,23 @@ def _rect(j, i, color):
     return Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=color, linewidth=2.5)
 
 
+def roofline_gbps(bars: dict) -> float | None:
+    """The roofline of a set of bars (GB/s): the faster of its copies (ROOFLINE_BARS), None without one."""
+    return max((float(bars[k]) for k in ROOFLINE_BARS if _is_number(bars.get(k)) and bars[k] > 0), default=None)
+
+
 def _draw_bars(ax, bars: dict, roofline: float | None):
     labels = [k for k in BAR_ORDER if k in bars] + sorted(k for k in bars if k not in BAR_ORDER)
     values = [float(bars[k]) for k in labels]
-    roof = roofline if _is_number(roofline) and roofline > 0 else bars.get("memcpy")
-    colors = ["#d62728" if k == "autotrans" else "#7f7f7f" if k == "memcpy" else "#1f77b4"
+    roof = roofline if _is_number(roofline) and roofline > 0 else roofline_gbps(bars)
+    colors = ["#d62728" if k == "autotrans" else "#7f7f7f" if k in ROOFLINE_BARS else "#1f77b4"
               for k in labels]
     y = range(len(labels))
     ax.barh(list(y), values, color=colors)
     ax.set_yticks(list(y), labels)
     ax.invert_yaxis()
     ax.set_xlabel("GB/s (read + write)")
-    ax.set_title("against the memcpy roofline", fontsize=10)
+    ax.set_title("against the copy roofline (the faster of memcpy and a 16-byte copy)", fontsize=10)
     top = max(values + ([roof] if roof else []))
     ax.set_xlim(0, top * 1.3)
     if roof:
@@ -214,7 +220,7 @@ def _html(record: TuneRecord, png: bytes, title: str) -> str:
 def render(record: TuneRecord | dict, path, bars: dict | None = None, title: str | None = None,
            protected=()) -> Path:
     """Draw the landscape of ``record`` (and ``bars``: label -> GB/s, e.g.
-    "autotrans", "seed", "torch", "cupy", "memcpy") to ``path``: a PNG, or an
+    "autotrans", "torch", "cupy", "memcpy", "copy16": BAR_ORDER) to ``path``: a PNG, or an
     HTML page embedding the PNG when ``path`` ends in .html (other extensions
     matplotlib knows, like .svg or .pdf, work too). Returns the path. The file
     is replaced atomically; ValueError (before drawing) for targets that are
