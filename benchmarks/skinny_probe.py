@@ -23,11 +23,59 @@ import itertools
 
 import numpy as np
 
+from autotrans.core.problem import as_bmn
+
 CASES = [((100003, 17), "float16"), ((262144, 3), "float16"), ((12, 345678), "float32"),
          ((7, 500000), "float32")]
 SIDES = (4, 8, 16, 20, 24, 32)
 LONGS = (64, 128, 256, 512, 1024)
 THREADS = (64, 128, 256, 512)
+# --wide: shapes with a short side of 129-512 elements (the aspect-512 grid's
+# class, and the fused (1, 2, 0) / (2, 0, 1) orders of permute_bench's odd 3-D
+# float32 case), where the dense tiles' last tile re-moves most of a tile.
+WIDE_CASES = [((130813, 263), "float32"), ((257, 133867), "float32"), ((65537, 301), "int8"),
+              ((301, 65537), "float16"), ((100003, 333), "float16"), ((65536, 384), "int8"),
+              ((363, 185365), "int8"), ((257, 131073), "float16"), ((181, 92683), "float32"),
+              ((129, 65537), "float64"), ((333, 100003), "float16"), ((4, 257, 33301), "float32"),
+              ((100, 200003), "int8"), ((480, 40000), "complex64")]
+WIDE_LONG_BYTES = (32, 64, 128, 256)
+
+
+def _round_up(n: int, k: int) -> int:
+    return -(-n // k) * k
+
+
+def is_wide(c) -> bool:
+    """A skinny config with a short side past the space's powers of two."""
+    from autotrans.families import skinny
+    return c.variant in skinny.VARIANTS and skinny.short_side(c) > skinny.WIDE_SIDE
+
+
+def wide_extras(bmn, e: int) -> list:
+    """Skinny configs with short sides past 32 that take shape bmn: the side
+    rounded up to 8, to 32 and to a power of two; long sides of 32-256 bytes;
+    the two fewest thread counts that divide the tile; pad 0/1."""
+    from autotrans.families import skinny
+    from autotrans.kernels.config import KernelConfig
+    from autotrans.tuning.space import fit_problems
+    _, m, n = bmn
+    variant, side = ("narrow", n) if n <= m else ("short", m)
+    sides = {_round_up(side, 8), _round_up(side, 32), 1 << (side - 1).bit_length()}
+    out = []
+    for s, lb, pad in itertools.product(sorted(sides), WIDE_LONG_BYTES, (0, 1)):
+        if s > skinny.MAX_SIDE or lb < 16 * 1 or lb // e < 1:
+            continue
+        l, nv = lb // e, s * lb // 16
+        nts = [t for t in range(_round_up(s, 32), 1025, 32) if nv % t == 0 and nv // t <= skinny.MAX_STEPS][:2]
+        for nt in nts:
+            rows, cols = (l, s) if variant == "narrow" else (s, l)
+            try:
+                c = KernelConfig(variant, e, rows, cols, nt, vec_bytes=16, pad=pad)
+            except ValueError:
+                continue
+            if not fit_problems(c, bmn):
+                out.append(c)
+    return out
 
 
 def extras(bmn, e: int) -> list:
@@ -47,7 +95,7 @@ def extras(bmn, e: int) -> list:
     return out
 
 
-def probe(shape, dt: str, reps: int, top: int) -> None:
+def probe(shape, dt: str, reps: int, top: int, wide: bool = False) -> None:
     from autotrans.backend import cuda as driver
     from autotrans.results.store import ResultCache
     from autotrans.tuning.runner import fixed_variants, key_for, tune_candidates
@@ -55,9 +103,12 @@ def probe(shape, dt: str, reps: int, top: int) -> None:
     from autotrans.tuning.verify import Buffers
     import time
     e = np.dtype(dt).itemsize
-    bmn = (1, *shape)
+    bmn = as_bmn(shape)
     base = candidates(bmn, e, driver.device().limits)
-    more = extras(bmn, e)
+    more = wide_extras(bmn, e) if wide else extras(bmn, e)
+    if wide:   # the space's own wide tiles (shape_space) are marked with the extras
+        more = [c for c in more if c not in base]
+        base, more = ([c for c in base if not is_wide(c)], [c for c in base if is_wide(c)] + more)
     keys = {c.key for c in more}
     rec = tune_candidates(base + more, functools.partial(Buffers, bmn, e), bmn, np.dtype(dt), str(bmn),
                           progress=False, reps=reps, top=top, t0=time.perf_counter(),
@@ -77,13 +128,18 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--list", action="store_true", help="print each case's extras and exit (no GPU)")
+    ap.add_argument("--wide", action="store_true", help="short sides of 129-512 elements (WIDE_CASES)")
+    ap.add_argument("--cases", metavar="REGEX", help="only cases whose MxN:dtype matches")
     a = ap.parse_args(argv)
-    for shape, dt in CASES:
+    import re
+    for shape, dt in WIDE_CASES if a.wide else CASES:
+        if a.cases and not re.search(a.cases, "x".join(map(str, shape)) + f":{dt}"):
+            continue
         if a.list:
-            xs = extras((1, *shape), np.dtype(dt).itemsize)
+            xs = (wide_extras if a.wide else extras)(as_bmn(shape), np.dtype(dt).itemsize)
             print(f"{shape} {dt}: {len(xs)} extras", *(c.key for c in xs[:5]), "...")
         else:
-            probe(shape, dt, a.reps, a.top)
+            probe(shape, dt, a.reps, a.top, a.wide)
     return 0
 
 

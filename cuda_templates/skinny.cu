@@ -38,7 +38,7 @@ struct {{ name }}_k {
   static constexpr int NV = S * LV, IT = NV / NT;   // vectors of a full tile; regular steps per thread
   static constexpr int BIAS = NARROW ? 0 : 16 * S;    // short: room for elements a vector holds outside the tile
   static constexpr int SMEM = TR * TC * E + 16 + 2 * BIAS + (PAD ? L * E / 4 + 8 : 0);
-  static_assert(NV % NT == 0 && IT >= 1 && S <= 32 && S <= NT, "skinny.py: threads divide the tile's vectors");
+  static_assert(NV % NT == 0 && IT >= 1 && S <= 512 && S <= NT, "skinny.py: threads divide the tile's vectors");
   typedef at::Bytes<E>::T ElemT;
   typedef uint4 VecT;
 

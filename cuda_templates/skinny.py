@@ -15,9 +15,13 @@ side is longer than the config's are refused (aligned_for); the template
 still moves them correctly, element by element."""
 from __future__ import annotations
 
+import itertools
+
 VARIANTS = ("narrow", "short")
 TEMPLATE = "skinny.cu"
-MAX_SIDE = 32           # the short side's most elements (smem and registers grow with it)
+MAX_SIDE = 32           # the short side's most elements (narrow: smem and registers grow with it)
+MAX_WIDE = 512          # short tiles' rows past MAX_SIDE: multiples of SIDE_STEP up to this (wide tiles)
+SIDE_STEP = 8
 MAX_STEPS = 8           # 16-byte vectors a thread holds in the load phase
 SIDES = (4, 8, 16, 32)  # short sides of the space
 SIDE_BYTES = 128        # ... up to this many bytes
@@ -49,13 +53,23 @@ def problems(c) -> list[str]:
         return ["skinny tiles take vec_bytes 16, micro_rows 1, swizzle none and pad 0 or 1 "
                 "(1: a word of padding after every 16 n bytes of shared memory)"]
     p = []
-    if not 2 <= s <= MAX_SIDE:
-        p.append(f"the short side (narrow: tile_cols; short: tile_rows) must be 2..{MAX_SIDE}")
+    most = MAX_WIDE if c.variant == "short" else MAX_SIDE
+    if not 2 <= s <= most:
+        p.append(f"the short side must be 2..{MAX_SIDE} (narrow: tile_cols; short: tile_rows, or up to {MAX_WIDE})")
+    elif s & (s - 1) if s <= MAX_SIDE else s % SIDE_STEP:
+        p.append(f"the short side must be a power of two up to {MAX_SIDE}, past it a multiple of {SIDE_STEP}")
+    elif s > nt:
+        p.append("a block needs a thread for each element of the short side (threads >= its length)")
     if l * e < 16:
         p.append("the long side (narrow: tile_rows; short: tile_cols) must hold a 16-byte vector")
     elif (s * l * e // 16) % nt or (s * l * e // 16) // nt > MAX_STEPS:
         p.append(f"threads must divide the tile's 16-byte vectors, at most {MAX_STEPS} a thread")
     return p
+
+
+def odd_rows(c) -> bool:
+    """A short tile's rows (its short side) may be a multiple of SIDE_STEP past MAX_SIDE (problems())."""
+    return c.variant == "short"
 
 
 def smem_bytes(c) -> int:
@@ -125,3 +139,41 @@ def space(e: int):
             seen.add((s, l, nt, pad))
             yield dict(variant="narrow", elem_bytes=e, tile_rows=l, tile_cols=s, threads=nt, vec_bytes=16, pad=pad)
             yield dict(variant="short", elem_bytes=e, tile_rows=s, tile_cols=l, threads=nt, vec_bytes=16, pad=pad)
+
+
+# Wide tiles: short tiles of MAX_SIDE+ rows (up to MAX_WIDE) for shapes of few,
+# long rows. A block reads a 16-byte-vector segment of every input row and
+# writes one contiguous run of the output, so no tile re-moves a neighbour's
+# part of the short side (a dense tile's last one does, NOTES 47) and every
+# write is a whole aligned vector. Shape-dependent: the tile's rows are the
+# shape's, rounded up to SIDE_STEP. On an H100 (NOTES 59) they ran odd-row
+# shapes of 100-363 rows at 0.93-0.99 of a memcpy, where the space's best ran
+# 0.76-0.96; narrow tiles of as many columns lost everywhere (their output
+# rows are written in pieces of 64-256 bytes), so there are none.
+WIDE_ASPECT = 16                # the long side at least this many times the short one
+WIDE_LONG_BYTES = (128, 256)    # bytes of each input row a block moves (128: the untuned pick)
+WIDE_THREADS = 2                # the fewest thread counts that divide the tile, of each
+
+
+def wide_rows(e: int, m: int, n: int) -> int | None:
+    """The rows of the wide tiles an m x n shape of e-byte elements takes:
+    m rounded up to SIDE_STEP where space() holds no tile of m rows (more than
+    MAX_SIDE or SIDE_BYTES), m <= MAX_WIDE and n >= WIDE_ASPECT * m; else None."""
+    if (m <= MAX_SIDE and m * e <= SIDE_BYTES) or m > MAX_WIDE or n < WIDE_ASPECT * m:
+        return None
+    return -(-m // SIDE_STEP) * SIDE_STEP
+
+
+def shape_space(e: int, m: int, n: int):
+    """Keyword arguments of the wide tiles for an m x n shape (wide_rows):
+    long sides of WIDE_LONG_BYTES, the WIDE_THREADS fewest thread counts (at
+    least the rows, at most MAX_STEPS vectors a thread), unpadded (padding
+    lost on every shape measured)."""
+    s = wide_rows(e, m, n)
+    if s is None:
+        return
+    for lb in WIDE_LONG_BYTES:
+        nv = s * lb // 16
+        fits = [t for t in range(-(-s // 32) * 32, 1025, 32) if nv % t == 0 and nv // t <= MAX_STEPS]
+        for nt in fits[:WIDE_THREADS]:
+            yield dict(variant="short", elem_bytes=e, tile_rows=s, tile_cols=lb // e, threads=nt, vec_bytes=16, pad=0)

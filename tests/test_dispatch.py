@@ -315,6 +315,20 @@ def test_a_short_side_of_another_class_than_any_tuned_shape_gets_the_skinny_defa
     assert near.source == "nearest" and near.entry.shape == (1, 19, 90001)
 
 
+def test_few_long_odd_rows_take_the_wide_default_over_a_nearest_pick(tmp_path):
+    """Untuned, a shape of 33-512 rows 16 times as long, its rows not 16-byte
+    aligned, runs the wide short tile even where a tuned shape of its class is
+    near (0.93-0.99 of a memcpy against 0.76-0.96, NOTES 59), at unaligned
+    pointers too; an exact hit and 16-byte rows keep the other rules."""
+    cache = ResultCache(tmp_path)
+    put(cache, (363, 185365), e=1, config=KernelConfig("shift", 1, 128, 128, 512, 16, 4, 4, "xor", "col"))
+    c = choose((301, 170003), 1, H200, H200_LIMITS, cache, shipped=[], align=1)
+    assert c.source == "default" and c.config.key == "short:e1:304x128:t608:v16:r1:p0:none:row", c
+    assert "wide" in c.reason
+    assert choose((363, 185365), 1, H200, H200_LIMITS, cache, shipped=[]).source == "exact"
+    assert choose((304, 170000), 1, H200, H200_LIMITS, cache, shipped=[]).config.variant != "short"
+
+
 def test_a_batch_of_small_matrices_takes_the_whole_default_over_a_nearest_pick(tmp_path):
     """Untuned, a batch of matrices that a 4 KiB whole block holds two of runs
     the whole default even where a tuned shape of its class is near (held-out

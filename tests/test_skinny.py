@@ -18,7 +18,7 @@ from autotrans.emulate.emulator import build, emulate_many, kernel_table, trace
 from autotrans.families import skinny
 from autotrans.kernels.config import ELEM_SIZES, KernelConfig
 from autotrans.kernels.templates import render, template_file
-from autotrans.tuning.space import Limits, candidates, default_config, default_space, fit_problems
+from autotrans.tuning.space import Limits, candidates, default_config, default_space, fit_problems, shape_space
 
 from test_emulator import check   # the emulator's bit-exact check
 
@@ -89,6 +89,14 @@ def test_problems_refuse_what_the_template_cannot_run(kw, why):
     with pytest.raises(ValueError, match=why):
         KernelConfig("narrow", 1, **kw)
     KernelConfig("narrow", 1, 1024, 8, 128, 16, pad=1)   # the sound one
+
+
+@pytest.mark.parametrize("rows, threads, why", [(264, 256, "thread for each element"), (36, 64, "multiple of 8"),
+                                                (520, 1024, "short side"), (24, 32, "power of two")])
+def test_short_tiles_of_many_rows_are_multiples_of_8_with_a_thread_a_row(rows, threads, why):
+    with pytest.raises(ValueError, match=why):
+        KernelConfig("short", 1, rows, 64, threads, 16)
+    KernelConfig("short", 1, 264, 64, 352, 16)       # 264 x 4 vectors, 3 a thread
 
 
 def test_aligned_for_takes_any_alignment_but_only_short_sides_that_fit():
@@ -265,3 +273,78 @@ def test_padding_is_what_clears_the_element_wise_phase(key):
     s, l = skinny.short_side(cfg), skinny.long_side(cfg)
     gather = ("store", "ld") if cfg.variant == "narrow" else ("load", "st")
     assert phase_ways(cfg, oriented(cfg, s, 2 * l))[gather] >= 16
+
+
+# -- wide tiles: short tiles of 33-512 rows (shape_space, wide_default) -----------
+
+# Scaled from the probe's shapes (NOTES 59): few long rows, odd and even, at
+# any alignment, batched too; the long side at least 16 times the short one.
+WIDE_SHAPES = [((257, 4200), 4), ((301, 4900), 2), ((3, 129, 2100), 8), ((130, 2100), 16), ((2, 40, 700), 4),
+               ((100, 1700), 1), ((511, 8300), 2), ((512, 8192), 1)]
+
+
+@pytest.mark.parametrize("shape, e", WIDE_SHAPES)
+def test_wide_tiles_are_candidates_that_match_numpy(shape, e):
+    """Every wide tile of the shape moves it bit-exactly, at an unaligned
+    pointer too, and so does each on 7 rows fewer (its rows then a runtime
+    value, not the full tile's)."""
+    wide = [c for c in candidates(shape, e, H200) if c.variant == "short" and c.tile_rows > skinny.MAX_SIDE]
+    assert wide and {c.tile_rows for c in wide} == {-(-shape[-2] // 8) * 8}
+    assert {c.tile_cols * e for c in wide} <= set(skinny.WIDE_LONG_BYTES) and {c.pad for c in wide} == {0}
+    rng = np.random.default_rng(sum(shape))
+    x = random_array(rng, shape, e)
+    check([(c, x) for c in wide])
+    if e < 16:     # pointers at any element alignment (16-byte elements are always 16-byte aligned)
+        check([(c, x) for c in wide[:2]], offset=3 * e % 16)
+    check([(c, random_array(rng, shape[:-2] + (shape[-2] - 7, shape[-1] + 5), e)) for c in wide[::2]])
+
+
+@pytest.mark.parametrize("shape, e", [((4096, 4096), 4), ((512, 512), 1), ((263, 4200), 4), ((768, 50257), 2),
+                                      ((16, 100000), 4), ((4300, 263), 4)])
+def test_no_wide_tiles_for_squares_short_aspects_many_rows_the_space_s_sides_or_columns(shape, e):
+    """Wide tiles are offered where the columns are WIDE_ASPECT times the
+    rows, the rows past what space() holds and at most MAX_WIDE: not for
+    squares, 263x4200 (aspect 16.0 is 4208), 768 rows, 16 rows (space()'s),
+    nor few columns (narrow wide tiles lost everywhere)."""
+    assert not [c for c in candidates(shape, e, H200) if c.variant in skinny.VARIANTS
+                and skinny.short_side(c) > skinny.MAX_SIDE]
+
+
+def test_wide_tiles_are_not_in_the_shared_space_and_narrow_ones_are_not_configs():
+    """default_space() (what every shape starts from) holds no wide tile:
+    they are made for the one shape; a narrow tile of more than MAX_SIDE
+    columns is refused."""
+    assert not [c for e in ELEM_SIZES for c in skinny_space(e) if skinny.short_side(c) > skinny.MAX_SIDE]
+    with pytest.raises(ValueError, match="short side"):
+        KernelConfig("narrow", 4, 32, 256, 256, 16)
+    with pytest.raises(ValueError, match="powers of two"):
+        KernelConfig("narrow", 4, 32, 264, 352, 16)
+    KernelConfig("short", 4, 264, 32, 352, 16)
+
+
+@pytest.mark.parametrize("shape, e, want", [
+    ((257, 133867), 4, "short:e4:264x32:t352"), ((363, 185365), 1, "short:e1:368x128:t736"),
+    ((129, 65537), 8, "short:e8:136x16:t544"), ((4, 257, 33301), 4, "short:e4:264x32:t352"),
+    ((100, 200003), 1, "short:e1:104x128:t416"),
+    ((480, 40000), 8, None),        # 16-byte rows: the vec tiles
+    ((130813, 263), 4, None),       # few columns: no wide tile
+])
+def test_the_untuned_pick_for_few_long_odd_rows_is_the_wide_tile(shape, e, want):
+    got = default_config(shape, e, H200)
+    assert (got.key.startswith(want + ":v16:r1:p0:none:row") if want else got.variant != "short"), got.key
+
+
+@pytest.mark.slow
+def test_wide_tiles_compile_spilling_at_most_a_few_words(tmp_path):
+    """Every wide tile of a spread of row counts (33-512, each element size)
+    compiles for sm_90. Unlike default_space(), a fifth of them spill a few
+    words (ptxas 13.0: 4-28 bytes over 850 tiles of every row count, all in
+    L1; the probe's fastest ones none): at most 32 bytes."""
+    cfgs = list(dict.fromkeys(c for e in ELEM_SIZES for m in (33, 129, 264, 400, 512)
+                              for c in shape_space((m, 16 * m), e)))
+    assert len(cfgs) > 30
+    out = compile_configs(cfgs, "sm_90", root=tmp_path)
+    bad = {k: c.error[-300:] for k, c in out.items() if not c.ok}
+    assert not bad, bad
+    for key, c in out.items():
+        assert c.info["spill_stores"] <= 32 and c.info["stack"] <= 32 and c.info["registers"] <= 96, (key, c.info)

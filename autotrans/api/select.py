@@ -16,7 +16,7 @@ from ..kernels.config import KernelConfig
 from ..results.record import TuneRecord
 from ..results.shipped import for_device
 from ..results.store import CacheKey, ResultCache, shipped_entries
-from ..tuning.space import default_config, space_id, whole_default, widest_vector
+from ..tuning.space import default_config, space_id, whole_default, wide_default, widest_vector
 from . import predict, specialise
 
 SKINNY = 64          # a matrix with a side shorter than this is "skinny"
@@ -175,6 +175,9 @@ class Table:
         whole = whole_default(bmn, self.elem_bytes, self.limits) if align >= 16 else None
         if whole is not None:      # held-out batches: 0.92-1.00 of the fastest, nearest picks 0.45-0.90 (NOTES 55)
             return Choice(whole, "default", None, "a batch of small matrices: the whole family's 4 KiB tile")
+        wide = wide_default(bmn, self.elem_bytes, self.limits)
+        if wide is not None:       # 0.93-0.99 of a memcpy, the other tiles' best 0.76-0.96 (NOTES 59)
+            return Choice(wide, "default", None, "few long rows, not 16-byte aligned: the wide short tile")
         return self.nearest(bmn, align)
 
     def nearest(self, bmn, align: int = 16) -> Choice:

@@ -5,7 +5,8 @@ its template ``FAMILY.cu``, so that adding a family touches that one folder.
 A family module defines VARIANTS, TEMPLATE, problems(c), smem_bytes(c),
 aligned_for(c, m, n), pointer_align(c), space(elem_bytes) (keyword arguments of
 candidate dense configs) and optionally keep(c) (a filter on the built configs),
-blocks(c, b, m, n) (a grid other than one block per tile) and WIDE_VECS
+blocks(c, b, m, n) (a grid other than one block per tile), shape_space(elem_bytes, m, n)
+(keyword arguments of candidates for that one shape, beside space()'s) and WIDE_VECS
 (vec_bytes it takes beyond ELEM_SIZES; its problems(c) says when) and odd_rows(c)
 (True where c's tile rows may be a multiple other than a power of two).
 Families that run strided launches (KernelConfig.layout "strided": the

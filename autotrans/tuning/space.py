@@ -18,8 +18,9 @@ from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
 from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 11  # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts;
-                    # 10: skinny tiles of 4 KiB, two vectors a thread, unpadded; 11: ndshift's 80-row tiles
+SPACE_VERSION = 12  # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts;
+                    # 10: skinny tiles of 4 KiB, two vectors a thread, unpadded; 11: ndshift's 80-row tiles;
+                    # 12: wide short tiles (skinny's shape_space)
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 SKINNY = _skinny.VARIANTS  # narrow and short (cuda_templates/skinny.py)
@@ -106,8 +107,23 @@ def widest_vector(shape, elem_bytes: int) -> int:
 
 
 def candidates(shape, elem_bytes: int, limits: Limits = Limits()) -> list[KernelConfig]:
-    """The default space, constrained to this shape and device (admits())."""
-    return [c for c in default_space(elem_bytes) if admits(c, shape, limits)]
+    """The default space and the families' configs for this shape
+    (shape_space), constrained to this shape and device (admits())."""
+    return [c for c in default_space(elem_bytes) + shape_space(shape, elem_bytes) if admits(c, shape, limits)]
+
+
+def shape_space(shape, elem_bytes: int) -> list[KernelConfig]:
+    """The configs families offer for this shape alone (a family's optional
+    shape_space(e, m, n): the wide skinny tiles), valid ones only."""
+    _, m, n = as_bmn(shape)
+    out = []
+    for fam in families.modules():
+        for kw in getattr(fam, "shape_space", lambda e, m, n: ())(elem_bytes, m, n):
+            try:
+                out.append(KernelConfig(**kw))
+            except ValueError:
+                continue
+    return out
 
 
 def admits(cfg: KernelConfig, shape, limits: Limits = Limits()) -> bool:
@@ -219,10 +235,32 @@ def whole_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelCo
     return cfg
 
 
+WIDE_DEFAULT_BYTES = 128   # wide_default's tile: this many bytes of each input row
+
+
+def wide_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelConfig | None:
+    """The untuned tile for few long rows that are not 16-byte aligned
+    (skinny.wide_rows: 33-512 rows, 16 times as many columns), else None: the
+    wide short tile of WIDE_DEFAULT_BYTES of each row, unpadded, the fewest
+    threads. On an H100 over nine such shapes (1- to 8-byte elements, 100-363
+    rows, 40-131 MiB) it ran at 0.93-0.99 of a memcpy where the rest of the
+    space's best ran 0.76-0.96 (NOTES 59). Rows 16-byte aligned keep the
+    vec tiles (480x40000 complex64: 0.96, the wide tiles behind)."""
+    b, m, n = as_bmn(shape)
+    if _skinny.wide_rows(elem_bytes, m, n) is None or widest_vector(shape, elem_bytes) >= 16:
+        return None
+    for kw in _skinny.shape_space(elem_bytes, m, n):
+        cfg = KernelConfig(**kw)
+        if cfg.tile_cols * elem_bytes == WIDE_DEFAULT_BYTES and not fit_problems(cfg, shape, limits):
+            return cfg
+    return None
+
+
 def default_config(shape, elem_bytes: int, limits: Limits = Limits(), max_vec: int = 16) -> KernelConfig:
     """A good config without tuning: a whole tile for a batch of small
-    matrices (whole_default, where pointers are 16-byte aligned), a skinny
-    tile where one side is short
+    matrices (whole_default, where pointers are 16-byte aligned), a wide
+    short tile for few long rows that are not 16-byte aligned (wide_default),
+    a skinny tile where one side is short
     (skinny_default; they take pointers at any element alignment), else the
     widest vector tile this shape's rows (and pointers, max_vec) allow, a shift
     tile for 1- and 2-byte elements where 16-byte vectors do not fit, else the
@@ -230,6 +268,9 @@ def default_config(shape, elem_bytes: int, limits: Limits = Limits(), max_vec: i
     whole = whole_default(shape, elem_bytes, limits) if max_vec >= 16 else None
     if whole is not None:
         return whole
+    wide = wide_default(shape, elem_bytes, limits)
+    if wide is not None:
+        return wide
     skinny = skinny_default(shape, elem_bytes, limits)
     if skinny is not None:
         return skinny
