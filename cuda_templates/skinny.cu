@@ -6,6 +6,9 @@
 //          copies the aligned 16-byte vectors covering it, as they are, into
 //          shared memory; store gathers each aligned 16-byte vector of the N
 //          output rows (segments of rows elements) element by element from there.
+//          Wide narrow tiles (OWN: S > 32) write only the output vectors that
+//          start in their rows, whole (reading XR rows more; a top tile also the
+//          rows' heads), so that no vector is written in parts by two blocks.
 //  short   the block's output is one contiguous run of cols * M elements. load
 //          reads the aligned 16-byte vectors of the M input rows (segments of
 //          cols elements) and scatters their elements to their places in the
@@ -15,8 +18,8 @@
 // PAD (n: the short side), one word after every 16 n bytes, so that the lanes of
 // the element-wise phase, 16 n bytes apart, fall on 32 different banks (the
 // division is a multiply-high by ceil(2^32 / (16 n)), exact below 2^23). Each
-// block writes exactly the output bytes of its tile: output vectors shared with
-// a neighbour are written in parts (at::stg_from, at::stg_upto). Every thread
+// block but an OWN one writes exactly the output bytes of its tile: output vectors
+// shared with a neighbour are written in parts (at::stg_from, at::stg_upto). Every thread
 // takes IT vectors of the run or of the short side's rows, consecutive threads
 // consecutive vectors; the one vector past a full tile's (an unaligned run's or
 // row's last) is a step of its own. A full tile (n == S and the whole long side)
@@ -37,7 +40,9 @@ struct {{ name }}_k {
   static constexpr int LV = L * E / 16;             // 16-byte vectors of one long-side segment
   static constexpr int NV = S * LV, IT = NV / NT;   // vectors of a full tile; regular steps per thread
   static constexpr int BIAS = NARROW ? 0 : 16 * S;    // short: room for elements a vector holds outside the tile
-  static constexpr int SMEM = TR * TC * E + 16 + 2 * BIAS + (PAD ? L * E / 4 + 8 : 0);
+  static constexpr bool OWN = NARROW && S > 32;      // wide narrow: owns the output vectors that start in its rows
+  static constexpr int XR = OWN ? Q : 0;             // ... so it reads this many rows past its own
+  static constexpr int SMEM = (TR + XR) * TC * E + 16 + 2 * BIAS + (PAD ? (L + XR) * E / 4 + 8 : 0);
   static_assert(NV % NT == 0 && IT >= 1 && S <= 512 && S <= NT, "skinny.py: threads divide the tile's vectors");
   typedef at::Bytes<E>::T ElemT;
   typedef uint4 VecT;
@@ -185,7 +190,7 @@ struct {{ name }}_k {
   template <bool FULL>
   __host__ __device__ static __forceinline__ void copy_in(const at::Tile& t, char* s, int tid) {
     const uint32_t n = FULL ? S : t.cols, mg = magic(n), s0 = (uint32_t)(uintptr_t)t.in & 15u;
-    const uint32_t nv = (s0 + (FULL ? TR : t.rows) * n * E + 15u) >> 4;  // vectors covering the run
+    const uint32_t nv = (s0 + run_rows<FULL>(t) * n * E + 15u) >> 4;  // vectors covering the run
     const char* base = t.in - s0;
     const uint32_t rot = rot_of(tid, n);
     VecT w[IT], x;
@@ -193,6 +198,20 @@ struct {{ name }}_k {
     for (int k = 0; k < IT; ++k) {  // every load in flight before the first store
       uint32_t i = tid + k * NT;
       if (FULL || i < nv) w[k] = at::ldg<VecT>(base + 16 * i); else at::idle_g(0);
+    }
+    if constexpr (OWN) {  // the run's vectors past a full tile's: its XR rows more (S vectors) and one
+      VecT y;
+      const uint32_t i1 = NV + tid, i2 = NV + NT + tid;
+      if (i1 < nv) x = at::ldg<VecT>(base + 16 * i1); else at::idle_g(0);
+      if (i2 < nv) y = at::ldg<VecT>(base + 16 * i2); else at::idle_g(0);
+#pragma unroll
+      for (int k = 0; k < IT; ++k) {
+        uint32_t i = tid + k * NT;
+        if (FULL || i < nv) stv(s, pad<FULL>(16 * i, mg), w[k], rot);
+      }
+      if (i1 < nv) stv(s, pad<FULL>(16 * i1, mg), x, rot);
+      if (i2 < nv) stv(s, pad<FULL>(16 * i2, mg), y, rot);
+      return;
     }
     if (tid == 0 && nv > NV) x = at::ldg<VecT>(base + 16 * NV);  // an unaligned run's last vector
     else at::idle_g(0);
@@ -202,6 +221,14 @@ struct {{ name }}_k {
       if (FULL || i < nv) stv(s, pad<FULL>(16 * i, mg), w[k], rot);
     }
     if (tid == 0 && nv > NV) stv(s, pad<FULL>(16 * NV, mg), x, rot);
+  }
+
+  // Input rows of the run: the tile's, and with OWN up to XR more of its matrix.
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ uint32_t run_rows(const at::Tile& t) {
+    const uint32_t rows = FULL ? TR : t.rows;
+    if constexpr (!OWN) return rows;
+    else return t.left < (long long)(rows + XR) ? (uint32_t)t.left : rows + XR;
   }
 
   // Output row c's elements r0 .. r0 + Q - 1. CLAMP: rows outside the tile are
@@ -235,8 +262,40 @@ struct {{ name }}_k {
     put(o - a + 16 * v, x, start < 0 ? (uint32_t)-start : 0u, (uint32_t)(end - start));
   }
 
+  // OWN: output row c's bytes [start, start + 16) from the tile's first (start + a
+  // a multiple of 16; negative: the row's head vector), within the run's ext rows.
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void own_vec(const at::Tile& t, const char* s, int c, int start, int n,
+                                                          int ext, uint32_t s0, uint32_t mg) {
+    char* o = t.out + (unsigned long long)(uint32_t)c * t.ldo;
+    const int end = ext * E;
+    VecT x = start >= 0 && start + 16 <= end ? gather<FULL, false>(s, start / E, c, n, ext, s0, mg)
+                                             : gather<FULL, true>(s, start / E, c, n, ext, s0, mg);
+    put(o + start, x, start < 0 ? (uint32_t)-start : 0u, (uint32_t)(end - start));
+  }
+
+  // OWN: each output row's aligned vectors that start in the tile's rows (the
+  // last ones reach into the run's XR rows more; the matrix's last row ends
+  // them), and a top tile's row heads (the vector before the first that starts).
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void own_out(const at::Tile& t, const char* s, int tid) {
+    const int n = FULL ? S : t.cols, rows = FULL ? TR : t.rows, ext = (int)run_rows<FULL>(t);
+    const uint32_t mg = magic(n), s0 = (uint32_t)(uintptr_t)t.in & 15u;
+#pragma unroll
+    for (int k = 0; k < IT; ++k) {  // consecutive threads: consecutive vectors of one output row
+      int i = tid + k * NT, c = i / LV, v = i % LV;
+      int a = (int)((uintptr_t)(t.out + (unsigned long long)(uint32_t)c * t.ldo) & 15), start = ((16 - a) & 15) + 16 * v;
+      if ((FULL || c < n) && (FULL || start < rows * E)) own_vec<FULL>(t, s, c, start, n, ext, s0, mg);
+    }
+    if (t.top && tid < n) {
+      int a = (int)((uintptr_t)(t.out + (unsigned long long)(uint32_t)tid * t.ldo) & 15);
+      if (a) own_vec<FULL>(t, s, tid, -a, n, ext, s0, mg);
+    }
+  }
+
   template <bool FULL>
   __host__ __device__ static __forceinline__ void gather_out(const at::Tile& t, const char* s, int tid) {
+    if constexpr (OWN) return own_out<FULL>(t, s, tid);
     const int n = FULL ? S : t.cols, rows = FULL ? TR : t.rows;
     const uint32_t mg = magic(n), s0 = (uint32_t)(uintptr_t)t.in & 15u;
 #pragma unroll

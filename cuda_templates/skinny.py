@@ -19,8 +19,8 @@ import itertools
 
 VARIANTS = ("narrow", "short")
 TEMPLATE = "skinny.cu"
-MAX_SIDE = 32           # the short side's most elements (narrow: smem and registers grow with it)
-MAX_WIDE = 512          # short tiles' rows past MAX_SIDE: multiples of SIDE_STEP up to this (wide tiles)
+MAX_SIDE = 32           # the short side's most elements as a power of two (the space's)
+MAX_WIDE = 512          # past MAX_SIDE, a multiple of SIDE_STEP up to this (wide tiles)
 SIDE_STEP = 8
 MAX_STEPS = 8           # 16-byte vectors a thread holds in the load phase
 SIDES = (4, 8, 16, 32)  # short sides of the space
@@ -53,9 +53,8 @@ def problems(c) -> list[str]:
         return ["skinny tiles take vec_bytes 16, micro_rows 1, swizzle none and pad 0 or 1 "
                 "(1: a word of padding after every 16 n bytes of shared memory)"]
     p = []
-    most = MAX_WIDE if c.variant == "short" else MAX_SIDE
-    if not 2 <= s <= most:
-        p.append(f"the short side must be 2..{MAX_SIDE} (narrow: tile_cols; short: tile_rows, or up to {MAX_WIDE})")
+    if not 2 <= s <= MAX_WIDE:
+        p.append(f"the short side (narrow: tile_cols; short: tile_rows) must be 2..{MAX_WIDE}")
     elif s & (s - 1) if s <= MAX_SIDE else s % SIDE_STEP:
         p.append(f"the short side must be a power of two up to {MAX_SIDE}, past it a multiple of {SIDE_STEP}")
     elif s > nt:
@@ -67,18 +66,30 @@ def problems(c) -> list[str]:
     return p
 
 
-def odd_rows(c) -> bool:
-    """A short tile's rows (its short side) may be a multiple of SIDE_STEP past MAX_SIDE (problems())."""
-    return c.variant == "short"
+def odd_side(c) -> str:
+    """The tile side that may be a multiple of SIDE_STEP past MAX_SIDE (problems()): the short side."""
+    return "cols" if c.variant == "narrow" else "rows"
+
+
+def owns(c) -> bool:
+    """Whether c is a wide narrow tile: one that writes the aligned output
+    vectors starting in its rows whole, reading own_rows(c) rows more."""
+    return c.variant == "narrow" and short_side(c) > MAX_SIDE
+
+
+def own_rows(c) -> int:
+    """Rows a tile reads past its own (a 16-byte vector's elements where it owns them)."""
+    return 16 // c.elem_bytes if owns(c) else 0
 
 
 def smem_bytes(c) -> int:
-    """The run (a full tile and one vector; short: and 16 bytes a row before and
-    after it, for a vector's elements outside the tile), and with pad a word
-    every 16 n bytes (at most a word every 16 bytes of the long side, and two)."""
-    e, l = c.elem_bytes, long_side(c)
+    """The run (a full tile, own_rows more rows and one vector; short: and 16
+    bytes a row before and after it, for a vector's elements outside the tile),
+    and with pad a word every 16 n bytes (at most a word every 16 bytes of the
+    long side, and two)."""
+    e, l, x = c.elem_bytes, long_side(c), own_rows(c)
     bias = 0 if c.variant == "narrow" else 16 * short_side(c)
-    return c.tile_rows * c.tile_cols * e + 16 + 2 * bias + (l * e // 4 + 8 if c.pad else 0)
+    return (c.tile_rows + x) * c.tile_cols * e + 16 + 2 * bias + ((l + x) * e // 4 + 8 if c.pad else 0)
 
 
 def aligned_for(c, m: int, n: int) -> bool:
@@ -149,7 +160,8 @@ def space(e: int):
 # shape's, rounded up to SIDE_STEP. On an H100 (NOTES 59) they ran odd-row
 # shapes of 100-363 rows at 0.93-0.99 of a memcpy, where the space's best ran
 # 0.76-0.96; narrow tiles of as many columns lost everywhere (their output
-# rows are written in pieces of 64-256 bytes), so there are none.
+# rows are written in pieces of 64-256 bytes), so no space holds one (they
+# are configs, for probes such as skinny_probe.py --wide).
 WIDE_ASPECT = 16                # the long side at least this many times the short one
 WIDE_LONG_BYTES = (128, 256)    # bytes of each input row a block moves (128: the untuned pick)
 WIDE_THREADS = 2                # the fewest thread counts that divide the tile, of each

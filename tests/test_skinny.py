@@ -76,7 +76,9 @@ def test_space_is_small_and_every_config_as_documented(e):
 
 
 @pytest.mark.parametrize("kw, why", [
-    (dict(tile_rows=1024, tile_cols=64, threads=256), "short side"),     # narrow side past 32
+    (dict(tile_rows=1024, tile_cols=520, threads=1024), "short side"),   # narrow side past 512
+    (dict(tile_rows=16, tile_cols=36, threads=64), "multiple of 8"),     # past 32: multiples of 8
+    (dict(tile_rows=16, tile_cols=264, threads=256), "thread for each"),  # a thread a column
     (dict(tile_rows=8, tile_cols=8, threads=32), "long side"),           # 8 bytes: less than a vector
     (dict(tile_rows=1024, tile_cols=8, threads=32), "threads"),          # 16 vectors a thread
     (dict(tile_rows=1024, tile_cols=8, threads=96), "threads"),          # 512 vectors: 96 does not divide
@@ -310,16 +312,19 @@ def test_no_wide_tiles_for_squares_short_aspects_many_rows_the_space_s_sides_or_
                 and skinny.short_side(c) > skinny.MAX_SIDE]
 
 
-def test_wide_tiles_are_not_in_the_shared_space_and_narrow_ones_are_not_configs():
+def test_wide_tiles_are_not_in_the_shared_space_and_only_wide_narrow_ones_own():
     """default_space() (what every shape starts from) holds no wide tile:
-    they are made for the one shape; a narrow tile of more than MAX_SIDE
-    columns is refused."""
+    they are made for the one shape. Narrow tiles of 33-512 columns are
+    configs too; they own their output vectors (own_rows more rows, in the
+    shared memory the template agrees on), the space's narrow tiles do not."""
     assert not [c for e in ELEM_SIZES for c in skinny_space(e) if skinny.short_side(c) > skinny.MAX_SIDE]
-    with pytest.raises(ValueError, match="short side"):
-        KernelConfig("narrow", 4, 32, 256, 256, 16)
     with pytest.raises(ValueError, match="powers of two"):
-        KernelConfig("narrow", 4, 32, 264, 352, 16)
-    KernelConfig("short", 4, 264, 32, 352, 16)
+        KernelConfig("narrow", 4, 24, 264, 352, 16)     # the long side stays a power of two
+    wide = [KernelConfig("narrow", 4, 32, 264, 352, 16), KernelConfig("narrow", 1, 128, 368, 736, 16, pad=1)]
+    assert [skinny.own_rows(c) for c in wide] == [4, 16]
+    assert not [c for e in ELEM_SIZES for c in skinny_space(e) if skinny.owns(c)]
+    table = kernel_table(wide)
+    assert [table[c.name]["smem"] for c in wide] == [c.smem_bytes for c in wide] == [36*264*4 + 16, 144*368 + 16 + 144 // 4 + 8]
 
 
 @pytest.mark.parametrize("shape, e, want", [
@@ -348,3 +353,26 @@ def test_wide_tiles_compile_spilling_at_most_a_few_words(tmp_path):
     assert not bad, bad
     for key, c in out.items():
         assert c.info["spill_stores"] <= 32 and c.info["stack"] <= 32 and c.info["registers"] <= 96, (key, c.info)
+
+
+# Narrow wide tiles (few long columns; configs for probes, in no space): each
+# output row's vectors that start in a tile's rows are that tile's, whole.
+NARROW_WIDE = {"narrow:e4:32x264:t352:v16:r1:p0:none:row": [(1000, 263), (31, 263), (33, 260), (2, 77, 257)],
+               "narrow:e2:64x264:t352:v16:r1:p1:none:row": [(1001, 257), (9, 257), (2, 130, 264)],
+               "narrow:e1:128x368:t736:v16:r1:p0:none:row": [(1003, 363), (140, 368), (17, 300)],
+               "narrow:e8:16x136:t544:v16:r1:p0:none:row": [(301, 129), (2, 33, 136)],
+               "narrow:e16:8x40:t64:v16:r1:p0:none:row": [(101, 37)]}
+
+
+@pytest.mark.parametrize("e", ELEM_SIZES)
+def test_narrow_wide_tiles_match_numpy_at_any_alignment(e):
+    """Tops, bottoms of fewer rows than a vector, batches, fewer columns than
+    the tile's, and pointers one element past 16-byte alignment (reading too
+    few rows past the tile fails this: checked by mutation)."""
+    rng = np.random.default_rng(50 + e)
+    items = [(c, random_array(rng, s, e)) for k, shapes in NARROW_WIDE.items()
+             for c in [KernelConfig.from_key(k)] if c.elem_bytes == e for s in shapes]
+    assert items and all(skinny.owns(c) for c, _ in items)
+    check(items)
+    if e < 16:
+        check(items, offset=e)

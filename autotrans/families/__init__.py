@@ -7,8 +7,8 @@ aligned_for(c, m, n), pointer_align(c), space(elem_bytes) (keyword arguments of
 candidate dense configs) and optionally keep(c) (a filter on the built configs),
 blocks(c, b, m, n) (a grid other than one block per tile), shape_space(elem_bytes, m, n)
 (keyword arguments of candidates for that one shape, beside space()'s) and WIDE_VECS
-(vec_bytes it takes beyond ELEM_SIZES; its problems(c) says when) and odd_rows(c)
-(True where c's tile rows may be a multiple other than a power of two).
+(vec_bytes it takes beyond ELEM_SIZES; its problems(c) says when) and odd_side(c)
+("rows" or "cols": the side of c that may be a multiple other than a power of two).
 Families that run strided launches (KernelConfig.layout "strided": the
 TileProblems, NdTileProblems and RowsProblems of autotrans.core.layout) also define LAYOUTS
 (the layouts they take; without it, ("dense",)), strided_problems(c, problem,

@@ -318,11 +318,11 @@ class KernelConfig:
         p += self._cast_problems()
         p += self._fixed_problems()
         p += self._strip_problems() + self._seam_problems()
-        odd_rows = getattr(self.family, "odd_rows", lambda c: False)(self)   # a family's rows of any multiple
-        if (not ((odd_rows or _pow2(self.tile_rows)) and _pow2(self.tile_cols))
+        odd = getattr(self.family, "odd_side", lambda c: None)(self)   # a family's side of any multiple
+        if (not ((odd == "rows" or _pow2(self.tile_rows)) and (odd == "cols" or _pow2(self.tile_cols)))
                 or max(self.tile_rows, self.tile_cols) > MAX_TILE):
             p.append(f"tile sides must be powers of two up to {MAX_TILE}"
-                     + (" (rows: a multiple its family takes)" if odd_rows else ""))
+                     + (f" ({odd}: a multiple its family takes)" if odd else ""))
         if not (32 <= self.threads <= 1024 and self.threads % 32 == 0):
             p.append("threads must be a multiple of 32 in [32, 1024]")
         if not 0 <= self.pad <= max(self.tile_rows, self.tile_cols):
