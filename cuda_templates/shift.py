@@ -79,10 +79,10 @@ def problems(c) -> list[str]:
     return p
 
 
-def odd_rows(c) -> bool:
+def odd_side(c) -> str | None:
     """ndshift's tile rows may be any multiple of its output vector (problems()
     checks that), not only a power of two: see ODD_ROW_TILES."""
-    return c.variant == "ndshift"
+    return "rows" if c.variant == "ndshift" else None
 
 
 def raw_granule(c) -> int:

@@ -190,7 +190,7 @@ struct {{ name }}_k {
   template <bool FULL>
   __host__ __device__ static __forceinline__ void copy_in(const at::Tile& t, char* s, int tid) {
     const uint32_t n = FULL ? S : t.cols, mg = magic(n), s0 = (uint32_t)(uintptr_t)t.in & 15u;
-    const uint32_t nv = (s0 + run_rows<FULL>(t) * n * E + 15u) >> 4;  // vectors covering the run
+    const uint32_t nv = (s0 + (FULL ? TR : t.rows) * n * E + 15u) >> 4;  // vectors covering the run
     const char* base = t.in - s0;
     const uint32_t rot = rot_of(tid, n);
     VecT w[IT], x;
@@ -198,20 +198,6 @@ struct {{ name }}_k {
     for (int k = 0; k < IT; ++k) {  // every load in flight before the first store
       uint32_t i = tid + k * NT;
       if (FULL || i < nv) w[k] = at::ldg<VecT>(base + 16 * i); else at::idle_g(0);
-    }
-    if constexpr (OWN) {  // the run's vectors past a full tile's: its XR rows more (S vectors) and one
-      VecT y;
-      const uint32_t i1 = NV + tid, i2 = NV + NT + tid;
-      if (i1 < nv) x = at::ldg<VecT>(base + 16 * i1); else at::idle_g(0);
-      if (i2 < nv) y = at::ldg<VecT>(base + 16 * i2); else at::idle_g(0);
-#pragma unroll
-      for (int k = 0; k < IT; ++k) {
-        uint32_t i = tid + k * NT;
-        if (FULL || i < nv) stv(s, pad<FULL>(16 * i, mg), w[k], rot);
-      }
-      if (i1 < nv) stv(s, pad<FULL>(16 * i1, mg), x, rot);
-      if (i2 < nv) stv(s, pad<FULL>(16 * i2, mg), y, rot);
-      return;
     }
     if (tid == 0 && nv > NV) x = at::ldg<VecT>(base + 16 * NV);  // an unaligned run's last vector
     else at::idle_g(0);
@@ -223,12 +209,38 @@ struct {{ name }}_k {
     if (tid == 0 && nv > NV) stv(s, pad<FULL>(16 * NV, mg), x, rot);
   }
 
-  // Input rows of the run: the tile's, and with OWN up to XR more of its matrix.
+  // -- wide narrow (OWN): the run and XR rows more, each output row's vectors
+  // that start in the tile's rows ----------------------------------------------
+
+  // Input rows of the run: the tile's and up to XR more of its matrix.
   template <bool FULL>
   __host__ __device__ static __forceinline__ uint32_t run_rows(const at::Tile& t) {
     const uint32_t rows = FULL ? TR : t.rows;
-    if constexpr (!OWN) return rows;
-    else return t.left < (long long)(rows + XR) ? (uint32_t)t.left : rows + XR;
+    return t.left < (long long)(rows + XR) ? (uint32_t)t.left : rows + XR;
+  }
+
+  // copy_in of the longer run: its vectors past a full tile's (S more and one) are two steps more.
+  template <bool FULL>
+  __host__ __device__ static __forceinline__ void own_in(const at::Tile& t, char* s, int tid) {
+    const uint32_t n = FULL ? S : t.cols, mg = magic(n), s0 = (uint32_t)(uintptr_t)t.in & 15u;
+    const uint32_t nv = (s0 + run_rows<FULL>(t) * n * E + 15u) >> 4;  // vectors covering the run
+    const char* base = t.in - s0;
+    const uint32_t rot = rot_of(tid, n), i1 = NV + tid, i2 = NV + NT + tid;
+    VecT w[IT], x, y;
+#pragma unroll
+    for (int k = 0; k < IT; ++k) {  // every load in flight before the first store
+      uint32_t i = tid + k * NT;
+      if (FULL || i < nv) w[k] = at::ldg<VecT>(base + 16 * i); else at::idle_g(0);
+    }
+    if (i1 < nv) x = at::ldg<VecT>(base + 16 * i1); else at::idle_g(0);
+    if (i2 < nv) y = at::ldg<VecT>(base + 16 * i2); else at::idle_g(0);
+#pragma unroll
+    for (int k = 0; k < IT; ++k) {
+      uint32_t i = tid + k * NT;
+      if (FULL || i < nv) stv(s, pad<FULL>(16 * i, mg), w[k], rot);
+    }
+    if (i1 < nv) stv(s, pad<FULL>(16 * i1, mg), x, rot);
+    if (i2 < nv) stv(s, pad<FULL>(16 * i2, mg), y, rot);
   }
 
   // Output row c's elements r0 .. r0 + Q - 1. CLAMP: rows outside the tile are
@@ -295,7 +307,6 @@ struct {{ name }}_k {
 
   template <bool FULL>
   __host__ __device__ static __forceinline__ void gather_out(const at::Tile& t, const char* s, int tid) {
-    if constexpr (OWN) return own_out<FULL>(t, s, tid);
     const int n = FULL ? S : t.cols, rows = FULL ? TR : t.rows;
     const uint32_t mg = magic(n), s0 = (uint32_t)(uintptr_t)t.in & 15u;
 #pragma unroll
@@ -371,6 +382,7 @@ struct {{ name }}_k {
   template <bool FULL>
   __host__ __device__ static __forceinline__ void load(const at::Tile& t, char* s, int tid) {
     if (!contiguous(t)) at::load_elems<{{ name }}_k>(t, s, tid);
+    else if constexpr (OWN) own_in<FULL>(t, s, tid);
     else if constexpr (NARROW) copy_in<FULL>(t, s, tid);
     else scatter_in<FULL>(t, s, tid);
   }
@@ -378,6 +390,7 @@ struct {{ name }}_k {
   template <bool FULL>
   __host__ __device__ static __forceinline__ void store(const at::Tile& t, const char* s, int tid) {
     if (!contiguous(t)) at::store_elems<{{ name }}_k>(t, s, tid);
+    else if constexpr (OWN) own_out<FULL>(t, s, tid);
     else if constexpr (NARROW) gather_out<FULL>(t, s, tid);
     else copy_out<FULL>(t, s, tid);
   }

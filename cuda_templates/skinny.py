@@ -159,12 +159,17 @@ def space(e: int):
 # write is a whole aligned vector. Shape-dependent: the tile's rows are the
 # shape's, rounded up to SIDE_STEP. On an H100 (NOTES 59) they ran odd-row
 # shapes of 100-363 rows at 0.93-0.99 of a memcpy, where the space's best ran
-# 0.76-0.96; narrow tiles of as many columns lost everywhere (their output
-# rows are written in pieces of 64-256 bytes), so no space holds one (they
-# are configs, for probes such as skinny_probe.py --wide).
+# 0.76-0.96. Narrow tiles of as many columns (few long columns) lost
+# everywhere while they wrote each output row's piece in parts at its ends;
+# owning the output vectors that start in their rows (owns()), they won every
+# odd shape of 257-363 columns on the H200 (NOTES 60): 0.72-0.90 of a memcpy
+# where the space's best ran 0.69-0.81. Their long side: 128-byte output
+# pieces, and 64 rows of 1-byte elements too; sides rounded up to 8 and to 32.
 WIDE_ASPECT = 16                # the long side at least this many times the short one
 WIDE_LONG_BYTES = (128, 256)    # bytes of each input row a block moves (128: the untuned pick)
 WIDE_THREADS = 2                # the fewest thread counts that divide the tile, of each
+NARROW_PIECE = 128              # narrow wide tiles: bytes of each output row a block writes ...
+NARROW_ROWS = 64                # ... or this many rows, where fewer bytes
 
 
 def wide_rows(e: int, m: int, n: int) -> int | None:
@@ -176,16 +181,30 @@ def wide_rows(e: int, m: int, n: int) -> int | None:
     return -(-m // SIDE_STEP) * SIDE_STEP
 
 
+def fewest_threads(s: int, nv: int) -> list[int]:
+    """The WIDE_THREADS fewest thread counts for a tile of nv vectors whose
+    short side is s (at least s threads, at most MAX_STEPS vectors a thread)."""
+    fits = [t for t in range(-(-s // 32) * 32, 1025, 32) if nv % t == 0 and nv // t <= MAX_STEPS]
+    return fits[:WIDE_THREADS]
+
+
 def shape_space(e: int, m: int, n: int):
-    """Keyword arguments of the wide tiles for an m x n shape (wide_rows):
-    long sides of WIDE_LONG_BYTES, the WIDE_THREADS fewest thread counts (at
-    least the rows, at most MAX_STEPS vectors a thread), unpadded (padding
-    lost on every shape measured)."""
+    """Keyword arguments of the wide tiles for an m x n shape. Few long rows
+    (wide_rows(e, m, n)): short tiles with long sides of WIDE_LONG_BYTES, the
+    fewest thread counts, unpadded (padding lost on every shape measured).
+    Few long columns (wide_rows(e, n, m)) whose rows are not 16-byte
+    aligned: narrow tiles of those columns rounded up to 8 and to 32,
+    NARROW_PIECE bytes of rows (and NARROW_ROWS), the fewest thread counts,
+    padded or not."""
     s = wide_rows(e, m, n)
-    if s is None:
-        return
-    for lb in WIDE_LONG_BYTES:
-        nv = s * lb // 16
-        fits = [t for t in range(-(-s // 32) * 32, 1025, 32) if nv % t == 0 and nv // t <= MAX_STEPS]
-        for nt in fits[:WIDE_THREADS]:
+    for lb in WIDE_LONG_BYTES if s else ():
+        for nt in fewest_threads(s, s * lb // 16):
             yield dict(variant="short", elem_bytes=e, tile_rows=s, tile_cols=lb // e, threads=nt, vec_bytes=16, pad=0)
+    s = wide_rows(e, n, m)
+    if s is None or n * e % 16 == 0:   # 16-byte rows: the vec tiles (65536x384 int8: 0.97, narrow 0.78)
+        return
+    for side in dict.fromkeys((s, -(-s // 32) * 32)):
+        for rows in sorted({NARROW_PIECE // e, min(NARROW_ROWS, NARROW_PIECE // e)}):
+            for nt, pad in itertools.product(fewest_threads(side, side * rows * e // 16), PADS):
+                yield dict(variant="narrow", elem_bytes=e, tile_rows=rows, tile_cols=side, threads=nt, vec_bytes=16,
+                           pad=pad)

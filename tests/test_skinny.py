@@ -302,12 +302,13 @@ def test_wide_tiles_are_candidates_that_match_numpy(shape, e):
 
 
 @pytest.mark.parametrize("shape, e", [((4096, 4096), 4), ((512, 512), 1), ((263, 4200), 4), ((768, 50257), 2),
-                                      ((16, 100000), 4), ((4300, 263), 4)])
+                                      ((16, 100000), 4), ((4200, 263), 4), ((50257, 768), 2), ((100000, 16), 4),
+                                      ((65536, 384), 1), ((32768, 16), 16)])
 def test_no_wide_tiles_for_squares_short_aspects_many_rows_the_space_s_sides_or_columns(shape, e):
-    """Wide tiles are offered where the columns are WIDE_ASPECT times the
-    rows, the rows past what space() holds and at most MAX_WIDE: not for
-    squares, 263x4200 (aspect 16.0 is 4208), 768 rows, 16 rows (space()'s),
-    nor few columns (narrow wide tiles lost everywhere)."""
+    """Wide tiles are offered where one side is WIDE_ASPECT times the other,
+    the short one past what space() holds and at most MAX_WIDE: not for
+    squares, 263x4200 or 4200x263 (aspect 16.0 is 4208), 768 rows or
+    columns, 16 (space()'s), nor few columns of 16-byte rows (vec's)."""
     assert not [c for c in candidates(shape, e, H200) if c.variant in skinny.VARIANTS
                 and skinny.short_side(c) > skinny.MAX_SIDE]
 
@@ -376,3 +377,19 @@ def test_narrow_wide_tiles_match_numpy_at_any_alignment(e):
     check(items)
     if e < 16:
         check(items, offset=e)
+
+
+@pytest.mark.parametrize("shape, e", [((4300, 263), 4), ((2, 2100, 129), 8), ((5000, 301), 1), ((700, 41), 4),
+                                      ((6000, 333), 2)])
+def test_few_long_columns_get_narrow_wide_candidates_that_match_numpy(shape, e):
+    """Narrow wide tiles of the columns rounded up to 8 and to 32, 128-byte
+    output pieces (and 64 rows of 1-byte elements), padded or not; each moves
+    the shape bit-exactly, at a pointer off 16-byte alignment too."""
+    n = shape[-1]
+    wide = [c for c in candidates(shape, e, H200) if c.variant == "narrow" and c.tile_cols > skinny.MAX_SIDE]
+    assert {c.tile_cols for c in wide} == {-(-n // 8) * 8, -(-n // 32) * 32}
+    assert {c.tile_rows * e for c in wide} == ({64, 128} if e == 1 else {128}) and {c.pad for c in wide} == {0, 1}
+    assert all(skinny.owns(c) for c in wide)
+    x = random_array(np.random.default_rng(sum(shape)), shape, e)
+    check([(c, x) for c in wide])
+    check([(c, x) for c in wide[::3]], offset=e)

@@ -201,3 +201,20 @@ def test_few_long_odd_rows_run_the_wide_tile_exactly(monkeypatch, dtype, shape):
             and KernelConfig.from_key(c["key"]).tile_rows > 32]
     assert wide and not [f for f in res.failures if f["key"].startswith("short:")], res.failures
     assert autotrans.transpose(ga().to_gpu(x)).get().tobytes() == expect(x).tobytes()
+
+
+@pytest.mark.parametrize("dtype, shape", [(np.float32, (13387, 257)), (np.int8, (20003, 301)),
+                                          (np.float64, (2, 6553, 129)), (np.float16, (6553, 333))])
+def test_few_long_odd_columns_tune_the_narrow_wide_tiles_exactly(dtype, shape):
+    """tune() verifies and times the narrow wide candidates of few long
+    columns that are not 16-byte aligned (no failures); the tuned transpose
+    is bit-exact, at an unaligned pointer too."""
+    x = host_random(shape, dtype, seed=9)
+    res = autotrans.tune(shape, dtype, progress=False, reps=3)
+    wide = [c["key"] for c in res.candidates if KernelConfig.from_key(c["key"]).variant == "narrow"
+            and KernelConfig.from_key(c["key"]).tile_cols > 32]
+    assert len(wide) >= 4 and not [f for f in res.failures if f["key"].startswith("narrow:")], res.failures
+    assert autotrans.transpose(ga().to_gpu(x)).get().tobytes() == expect(x).tobytes()
+    flat = host_random((1 + x.size,), dtype, seed=10)
+    view = ga().to_gpu(flat)[1:].reshape(shape)        # e bytes past a 16-byte boundary
+    assert autotrans.transpose(view).get().tobytes() == expect(flat[1:].reshape(shape)).tobytes()

@@ -18,9 +18,9 @@ from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
 from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 12  # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts;
+SPACE_VERSION = 13  # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts;
                     # 10: skinny tiles of 4 KiB, two vectors a thread, unpadded; 11: ndshift's 80-row tiles;
-                    # 12: wide short tiles (skinny's shape_space)
+                    # 12: wide short tiles (skinny's shape_space); 13: wide narrow tiles (few long columns)
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 SKINNY = _skinny.VARIANTS  # narrow and short (cuda_templates/skinny.py)
@@ -251,7 +251,8 @@ def wide_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelCon
         return None
     for kw in _skinny.shape_space(elem_bytes, m, n):
         cfg = KernelConfig(**kw)
-        if cfg.tile_cols * elem_bytes == WIDE_DEFAULT_BYTES and not fit_problems(cfg, shape, limits):
+        if (cfg.variant == "short" and cfg.tile_cols * elem_bytes == WIDE_DEFAULT_BYTES
+                and not fit_problems(cfg, shape, limits)):
             return cfg
     return None
 
