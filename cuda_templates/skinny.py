@@ -170,6 +170,7 @@ WIDE_LONG_BYTES = (128, 256)    # bytes of each input row a block moves (128: th
 WIDE_THREADS = 2                # the fewest thread counts that divide the tile, of each
 NARROW_PIECE = 128              # narrow wide tiles: bytes of each output row a block writes ...
 NARROW_ROWS = 64                # ... or this many rows, where fewer bytes
+NARROW_DEFAULT_COLS = 129       # the untuned pick takes narrow tiles from this many columns (narrow_default)
 
 
 def wide_rows(e: int, m: int, n: int) -> int | None:
@@ -208,3 +209,18 @@ def shape_space(e: int, m: int, n: int):
             for nt, pad in itertools.product(fewest_threads(side, side * rows * e // 16), PADS):
                 yield dict(variant="narrow", elem_bytes=e, tile_rows=rows, tile_cols=side, threads=nt, vec_bytes=16,
                            pad=pad)
+
+
+def narrow_default(e: int, m: int, n: int) -> dict | None:
+    """The untuned pick's keyword arguments for few long columns (shape_space's
+    narrow tiles), else None: the columns rounded up to 8, NARROW_PIECE bytes
+    of rows, padded but for 1-byte elements, the more threads of the two
+    (the H200's and H100's fastest on the odd shapes of NOTES 60, or within
+    1-10% of it). Measured on 1- to 4-byte elements and 181-363 columns
+    only: wider elements and fewer columns keep the space's untuned pick."""
+    if e > 4 or n < NARROW_DEFAULT_COLS:
+        return None
+    s = wide_rows(e, n, m)
+    pick = [kw for kw in shape_space(e, m, n) if kw["variant"] == "narrow" and kw["tile_cols"] == s
+            and kw["tile_rows"] == NARROW_PIECE // e and kw["pad"] == (0 if e == 1 else 1)]
+    return pick[-1] if s and pick else None

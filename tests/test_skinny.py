@@ -138,7 +138,10 @@ def test_skinny_shapes_get_skinny_candidates_and_default(shape, e):
 @pytest.mark.parametrize("e", ELEM_SIZES)
 @pytest.mark.parametrize("shape", SQUARE_SHAPES)
 def test_square_shapes_get_no_skinny_configs(shape, e):
-    assert not any(c.variant in skinny.VARIANTS for c in candidates(shape, e, H200))
+    """Only 100000x40 int8 gets wide narrow candidates (40 columns of odd bytes, past the space's 32)."""
+    wide = shape_space(shape, e)
+    assert bool(wide) == (shape == (100000, 40) and e == 1) and all(skinny.owns(c) for c in wide)
+    assert not any(c.variant in skinny.VARIANTS for c in candidates(shape, e, H200) if c not in wide)
     assert default_config(shape, e, H200).variant not in skinny.VARIANTS
 
 
@@ -333,11 +336,17 @@ def test_wide_tiles_are_not_in_the_shared_space_and_only_wide_narrow_ones_own():
     ((129, 65537), 8, "short:e8:136x16:t544"), ((4, 257, 33301), 4, "short:e4:264x32:t352"),
     ((100, 200003), 1, "short:e1:104x128:t416"),
     ((480, 40000), 8, None),        # 16-byte rows: the vec tiles
-    ((130813, 263), 4, None),       # few columns: no wide tile
+    ((130813, 263), 4, "narrow:e4:32x264:t704"), ((131073, 257), 2, "narrow:e2:64x264:t704"),
+    ((185365, 363), 1, "narrow:e1:128x368:t736"), ((2, 9000, 181), 4, "narrow:e4:32x184:t736"),
+    ((65537, 129), 8, None),        # few columns: narrow tiles untuned for 1- to 4-byte elements only
+    ((100000, 40), 1, None),        # ... and 129 columns or more
+    ((65536, 384), 1, None),        # 16-byte rows
 ])
-def test_the_untuned_pick_for_few_long_odd_rows_is_the_wide_tile(shape, e, want):
+def test_the_untuned_pick_for_few_long_odd_rows_or_columns_is_the_wide_tile(shape, e, want):
     got = default_config(shape, e, H200)
-    assert (got.key.startswith(want + ":v16:r1:p0:none:row") if want else got.variant != "short"), got.key
+    pad = 1 if want and want.startswith("narrow") and e > 1 else 0
+    assert (got.key.startswith(want + f":v16:r1:p{pad}:none:row") if want
+            else skinny.short_side(got) <= skinny.MAX_SIDE if got.variant in skinny.VARIANTS else True), got.key
 
 
 @pytest.mark.slow

@@ -205,11 +205,18 @@ def test_few_long_odd_rows_run_the_wide_tile_exactly(monkeypatch, dtype, shape):
 
 @pytest.mark.parametrize("dtype, shape", [(np.float32, (13387, 257)), (np.int8, (20003, 301)),
                                           (np.float64, (2, 6553, 129)), (np.float16, (6553, 333))])
-def test_few_long_odd_columns_tune_the_narrow_wide_tiles_exactly(dtype, shape):
-    """tune() verifies and times the narrow wide candidates of few long
-    columns that are not 16-byte aligned (no failures); the tuned transpose
-    is bit-exact, at an unaligned pointer too."""
+def test_few_long_odd_columns_tune_the_narrow_wide_tiles_exactly(monkeypatch, dtype, shape):
+    """Untuned, few long columns that are not 16-byte aligned run the narrow
+    wide tile (1- to 4-byte elements) bit-exactly; tune() verifies and times
+    the narrow wide candidates (no failures); the tuned transpose is
+    bit-exact, at an unaligned pointer too."""
+    from autotrans.api import specialise
+    monkeypatch.setenv(specialise.ENV, "0")
     x = host_random(shape, dtype, seed=9)
+    e = np.dtype(dtype).itemsize
+    cfg = dispatch.kernel_for(shape, e).cfg
+    assert (cfg.variant == "narrow" and cfg.tile_cols > 32) == (e <= 4), cfg.key
+    assert autotrans.transpose(ga().to_gpu(x)).get().tobytes() == expect(x).tobytes()
     res = autotrans.tune(shape, dtype, progress=False, reps=3)
     wide = [c["key"] for c in res.candidates if KernelConfig.from_key(c["key"]).variant == "narrow"
             and KernelConfig.from_key(c["key"]).tile_cols > 32]

@@ -239,20 +239,26 @@ WIDE_DEFAULT_BYTES = 128   # wide_default's tile: this many bytes of each input 
 
 
 def wide_default(shape, elem_bytes: int, limits: Limits = Limits()) -> KernelConfig | None:
-    """The untuned tile for few long rows that are not 16-byte aligned
-    (skinny.wide_rows: 33-512 rows, 16 times as many columns), else None: the
-    wide short tile of WIDE_DEFAULT_BYTES of each row, unpadded, the fewest
-    threads. On an H100 over nine such shapes (1- to 8-byte elements, 100-363
-    rows, 40-131 MiB) it ran at 0.93-0.99 of a memcpy where the rest of the
-    space's best ran 0.76-0.96 (NOTES 59). Rows 16-byte aligned keep the
-    vec tiles (480x40000 complex64: 0.96, the wide tiles behind)."""
+    """The untuned wide tile for few long rows or columns that are not
+    16-byte aligned (skinny.wide_rows: 33-512 of them, the other side 16
+    times as long), else None. Few rows: the short tile of
+    WIDE_DEFAULT_BYTES of each row, unpadded, the fewest threads; on an
+    H100 over nine such shapes (1- to 8-byte elements, 100-363 rows, 40-131
+    MiB) it ran at 0.93-0.99 of a memcpy where the rest of the space's best
+    ran 0.76-0.96 (NOTES 59). Few columns: skinny.narrow_default (NOTES 60).
+    Rows 16-byte aligned keep the vec tiles (480x40000 complex64: 0.96, the
+    wide tiles behind)."""
     b, m, n = as_bmn(shape)
-    if _skinny.wide_rows(elem_bytes, m, n) is None or widest_vector(shape, elem_bytes) >= 16:
+    if widest_vector(shape, elem_bytes) >= 16:
         return None
-    for kw in _skinny.shape_space(elem_bytes, m, n):
+    if _skinny.wide_rows(elem_bytes, m, n) is not None:
+        kws = [kw for kw in _skinny.shape_space(elem_bytes, m, n)
+               if kw["variant"] == "short" and kw["tile_cols"] * elem_bytes == WIDE_DEFAULT_BYTES]
+    else:
+        kws = [kw for kw in [_skinny.narrow_default(elem_bytes, m, n)] if kw]
+    for kw in kws:
         cfg = KernelConfig(**kw)
-        if (cfg.variant == "short" and cfg.tile_cols * elem_bytes == WIDE_DEFAULT_BYTES
-                and not fit_problems(cfg, shape, limits)):
+        if not fit_problems(cfg, shape, limits):
             return cfg
     return None
 

@@ -160,6 +160,8 @@ _HELD_OUT = """
 200x300      complex128  small
 130813x263   float32     rect,long,odd
 333x100003   float16     rect,long,odd
+100003x333   float16     rect,long,odd
+65537x301    int8        rect,long,odd
 65536x384    int8        rect,long
 100000x200   float64     rect,long
 """
