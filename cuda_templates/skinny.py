@@ -174,11 +174,14 @@ NARROW_DEFAULT_COLS = 129       # the untuned pick takes narrow tiles from this 
 
 
 def wide_rows(e: int, m: int, n: int) -> int | None:
-    """The rows of the wide tiles an m x n shape of e-byte elements takes:
-    m rounded up to SIDE_STEP where space() holds no tile of m rows (more than
-    MAX_SIDE or SIDE_BYTES), m <= MAX_WIDE and n >= WIDE_ASPECT * m; else None."""
+    """The rows of the wide tiles an m x n shape of e-byte elements takes where
+    space() holds no tile of m rows (more than MAX_SIDE or SIDE_BYTES), m <=
+    MAX_WIDE and n >= WIDE_ASPECT * m: m rounded up to a power of two up to
+    MAX_SIDE, past it to SIDE_STEP (problems()' short sides); else None."""
     if (m <= MAX_SIDE and m * e <= SIDE_BYTES) or m > MAX_WIDE or n < WIDE_ASPECT * m:
         return None
+    if m <= MAX_SIDE:
+        return 1 << (m - 1).bit_length()
     return -(-m // SIDE_STEP) * SIDE_STEP
 
 

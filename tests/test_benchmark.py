@@ -1016,3 +1016,19 @@ def test_fuse_probe_sectors_bounds_both_forms_of_a_tile_problem(tmp_path, capsys
     assert (len(grid), len(held)) == (21, 18) and not {(a, c) for (a, _, c), *_ in grid} & {(a, c) for (a, _, c), *_ in held}
     nd = _script("nd_probe")
     assert nd.heldout_cases() and not set(map(repr, nd.heldout_cases())) & set(map(repr, nd.grid_cases()))
+
+
+def test_strided_loo_reads_each_pick_from_the_left_out_problems_own_table():
+    """strided_loo: two 65-row problems and a 61-row one of one class; the
+    61-row problem's table (64-row tile first, 80-row 5% behind) is the
+    nearest of the 65-row ones: its winner reads that problem's 64-row time,
+    the prediction its 80-row time (fill 65/128 against 65/80)."""
+    loo = _script("strided_loo")
+    t64, t80 = "ndshift:e2:64x64:t256:v16:r2:p2:none:col:strided", "ndshift:e2:80x64:t128:v16:r2:p2:xor:col:strided"
+    rows = [{"case": "37x61x101x53 float16 (2, 0, 3, 1)", "all": {t64: 0.80, t80: 0.76}},
+            {"case": "67x65x129x61 float16 (2, 0, 3, 1)", "all": {t64: 0.40, t80: 0.72}},
+            {"case": "3x65x7000x61 float16 (2, 0, 3, 1)", "all": {t64: 0.50, t80: 0.50}}]
+    got = {r[0]: r for r in loo.leave_one_out(rows, 1.0)}
+    name, near, old, new = got["67x65x129x61 float16 (2, 0, 3, 1)"]
+    assert near == "37x61x101x53 float16 (2, 0, 3, 1)" and (old, new) == (pytest.approx(0.40 / 0.72), 1.0)
+    assert all(r[2] == r[3] for r in loo.leave_one_out(rows, 0.0))     # no fill weight: the winner

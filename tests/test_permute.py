@@ -22,6 +22,22 @@ def test_host_arrays_are_refused_before_anything_runs():
         autotrans.permute(np.zeros((3, 4, 5), np.float32), (2, 1, 0))
 
 
+class _Interface:
+    """A device array as __cuda_array_interface__ describes it (its pointer never read)."""
+
+    def __init__(self, shape, strides):
+        self.__cuda_array_interface__ = {"shape": shape, "strides": strides, "typestr": "<f4",
+                                         "data": (0x7F0000000000, False), "version": 2}
+
+
+@pytest.mark.parametrize("shape, strides, why", [((4, 4), (-16, 4), "stride -16"), ((4, 4), (0, 4), "stride 0"),
+                                                 ((4, 4), (18, 4), "not a multiple"),
+                                                 ((2,) * 9, None, "rank 9")])
+def test_bad_strides_and_ranks_are_refused_before_the_gpu_is_touched(shape, strides, why):
+    with pytest.raises(ValueError, match=why):
+        autotrans.permute(_Interface(shape, strides), tuple(reversed(range(len(shape)))))
+
+
 @pytest.mark.parametrize("axes, why", [((0, 1, 3), "out of range"), ((0, 1.0, 2), "integers"),
                                        ((True, 0, 1), "integers"), ("012", "sequence"), (5, "sequence")])
 def test_bad_axes(axes, why):
@@ -91,6 +107,31 @@ def test_the_configs_dispatch_picks_move_random_strided_permutations_exactly():
     assert kinds == {"TileProblem", "RowsProblem"}
     for (cfg, p, *_), got, case in zip(items, emulate_strided_many(items), cases):
         assert got.tobytes() == case[4].tobytes(), (cfg.key, p)
+
+
+def test_wide_elements_at_narrower_pointers_move_as_words_exactly():
+    """complex128 views 8 bytes off a 16-byte boundary (a float64 buffer's
+    view), 8-byte elements 4 bytes off: tiles move as words of the alignment,
+    exact; a conj (which needs whole elements) keeps its tile."""
+    rng, items, wants = np.random.default_rng(40), [], []
+    for e, off, shape, axes, steps in [(16, 8, (9, 33), (1, 0), (1, 2)), (16, 8, (5, 7, 17), (2, 1, 0), (2, 1, 1)),
+                                       (16, 8, (3, 9, 5, 7), (1, 3, 0, 2), (1, 1, 2, 1)),
+                                       (8, 4, (17, 9), (1, 0), (2, 1))]:
+        big = tuple(d * s for d, s in zip(shape, steps))
+        base = rng.integers(0, 256, int(np.prod(big)) * e + off, dtype=np.uint8)
+        full = base[off:].view(f"V{e}").reshape(big)
+        view = full[tuple(slice(0, d * s, s) for d, s in zip(shape, steps))]
+        plain = permute_mod._canonical(shape, view.strides, e, axes, off)
+        assert isinstance(layout.canonical(shape, view.strides, e, axes, off), layout.TileProblem)
+        assert isinstance(plain, layout.RowsProblem) and plain.elem == off, plain
+        assert permute_mod._canonical(shape, view.strides, e, axes, off, None, False).elem == e   # conj
+        cfg = permute_mod.strided_config(permute_mod.as_strided(plain, off), off, H200_LIMITS)
+        items.append((cfg, permute_mod.as_strided(plain, off), base, np.zeros(view.nbytes, np.uint8), off, 0))
+        wants.append(np.ascontiguousarray(np.transpose(view, axes)).view(np.uint8).reshape(-1))
+    for (cfg, p, *_), got, want in zip(items, emulate_strided_many(items), wants):
+        assert got.tobytes() == want.tobytes(), (cfg.key, p)
+    dense = permute_mod._canonical((7, 65), layout.c_strides((7, 65), 16), 16, (1, 0), 8)
+    assert isinstance(dense, layout.TransposeProblem)          # transpose()'s kernels take any alignment
 
 
 # -- the tuned config, and the conj epilogue -------------------------------------------
@@ -179,7 +220,7 @@ def test_explain_with_axes_names_the_problem_and_its_config():
     assert isinstance(c.problem, layout.RowsProblem) and c.config.variant == "rows" and c.source == "untuned"
     c = autotrans.explain((64, 512, 16, 64), "float16", axes=(0, 2, 1, 3), fingerprint=H200)   # shipped problems
     assert c.config.variant == "rows" and c.source == "nearest" and "nearest tuned problem rows:" in str(c)
-    assert "; shipped, tuned on NVIDIA H100 80GB HBM3)" in str(c)       # a sibling's (cache/h100.json)
+    assert "; shipped, tuned on NVIDIA H100 80GB HBM3; its winner)" in str(c)    # a sibling's (cache/h100.json)
     assert autotrans.explain((5, 6), "float32", axes=(0, 1), fingerprint=H200).config is None     # a copy
     c = autotrans.explain((5, 6, 7), "complex128", axes=(2, 1, 0), conj=True, fingerprint=H200)
     assert c.config.epilogue == "conj64" and isinstance(c.problem, layout.NdTileProblem)   # fused: 16-byte elements

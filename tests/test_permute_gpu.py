@@ -205,6 +205,23 @@ def test_out_and_errors():
         autotrans.permute(t.expand(2, 4, 30, 50), (0, 1, 3, 2))          # a zero stride (broadcast)
 
 
+def test_complex128_views_eight_bytes_off_permute_exactly():
+    """complex128 views of a float64 buffer (8 bytes past a 16-byte boundary),
+    as NumPy and CuPy allow: no kernel loads such elements whole, so tiles and
+    dense transposes move them as 8-byte words."""
+    cp = pytest.importorskip("cupy")
+    h = np.random.default_rng(41).standard_normal(2 * 9 * 33 * 17 + 1)
+    flat = cp.asarray(h)[1:].view(cp.complex128)
+    assert flat.data.ptr % 16 == 8
+    x = flat.reshape(9, 33, 17)
+    hx = h[1:].view(np.complex128).reshape(9, 33, 17)
+    for view, hview, axes in [(x[:, ::2], hx[:, ::2], (2, 1, 0)), (x, hx, (1, 2, 0)), (x[:, 1:], hx[:, 1:], (0, 2, 1))]:
+        want = np.ascontiguousarray(np.transpose(hview, axes))
+        assert cp.asnumpy(autotrans.permute(view, axes)).tobytes() == want.tobytes(), axes
+    y = autotrans.transpose(x)               # transpose() too: the last two axes as words
+    assert cp.asnumpy(y).tobytes() == np.ascontiguousarray(np.swapaxes(hx, 1, 2)).tobytes()
+
+
 def test_strided_config_choice_covers_every_element_size_and_alignment():
     """strided_config() finds a runnable config for tile and rows problems of
     every element size; rows at every pointer alignment canonical() gives them

@@ -331,6 +331,23 @@ def test_wide_tiles_are_not_in_the_shared_space_and_only_wide_narrow_ones_own():
     assert [table[c.name]["smem"] for c in wide] == [c.smem_bytes for c in wide] == [36*264*4 + 16, 144*368 + 16 + 144 // 4 + 8]
 
 
+def test_every_wide_tile_and_pick_is_a_valid_config():
+    """shape_space and wide_default build valid configs for every short side
+    of 2-512 elements: up to MAX_SIDE a power of two (18 rows of float64,
+    144 bytes, past what space() holds: 32-row tiles, not 24; the GPU fuzz
+    found the 24-row one), past it a multiple of 8."""
+    for e in ELEM_SIZES:
+        for m in range(2, skinny.MAX_WIDE + 1):
+            rows = skinny.wide_rows(e, m, 16 * m)
+            assert rows is None or (rows >= m and (rows & (rows - 1) == 0 if rows <= skinny.MAX_SIDE
+                                                   else rows % skinny.SIDE_STEP == 0)), (e, m, rows)
+            for shape in ((m, 16 * m + 3), (16 * m + 3, m)):
+                for kw in skinny.shape_space(e, *shape):
+                    KernelConfig(**kw)
+                default_config(shape, e, H200)
+    assert default_config((18, 661), 8, H200).key.startswith("short:e8:32x16:")
+
+
 @pytest.mark.parametrize("shape, e, want", [
     ((257, 133867), 4, "short:e4:264x32:t352"), ((363, 185365), 1, "short:e1:368x128:t736"),
     ((129, 65537), 8, "short:e8:136x16:t544"), ((4, 257, 33301), 4, "short:e4:264x32:t352"),

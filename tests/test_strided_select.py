@@ -14,7 +14,8 @@ from autotrans.results.shipped import shipped_problems
 from autotrans.results.store import ResultCache
 from autotrans.results.transfer import export_text
 from autotrans.tuning.space import space_id
-from autotrans.tuning.strided import strided_candidates
+from autotrans.api.predict import rerank_problem
+from autotrans.tuning.strided import run_problem, runs_problem, strided_candidates
 
 from conftest import A100, H200
 from test_problem_keys import problem_record
@@ -62,17 +63,43 @@ def test_untuned_without_any_result(tmp_path):
     assert (ch.config, ch.source) == (strided_config(LARGE, 16, LIMITS), "untuned")
 
 
-def test_the_nearest_tuned_problem_of_the_same_class_gives_its_winner(tmp_path):
+def test_the_nearest_tuned_problem_of_the_same_class_gives_its_predicted_best(tmp_path):
     rc = ResultCache(tmp_path)
     for p in (SMALL, HUGE):
         assert rc.put_problem(*tuned(p))
     k, rec = tuned(ODD)
     assert rc.put_problem(k, rec)                     # nearer in size than HUGE, but of another class
     ch = choose(LARGE, rc)
-    small_best = tuned(SMALL)[1].best
-    assert ch.source == "nearest" and ch.config == small_best
+    small = tuned(SMALL)[1]
+    runs = lambda c: runs_problem(c, LARGE, 16, limits=LIMITS)
+    assert ch.source == "nearest" and ch.config == rerank_problem(small, SMALL, LARGE, runs)
+    assert ch.config in {c.config for c in small.candidates}
     assert "log-distance" in ch.reason
+    assert rerank_problem(small, SMALL, SMALL, runs) == small.best    # where it was tuned: its winner
     assert choose(ODD, rc).source == "tuned"          # its own record stays first
+
+
+def nd(shape, axes, e=2):
+    return run_problem(layout.canonical(shape, layout.c_strides(shape, e), e, axes))
+
+
+def test_a_nearest_tile_that_leaves_rows_idle_here_gives_way_to_one_that_fills_them(tmp_path):
+    """A 64-row tile won 61-row matrices; on 65 rows it leaves half its rows
+    idle, so the 80-row tile, 5% slower there, is predicted faster (the rule's
+    pick too, and the H100's fastest on 65 rows: 0.73 of a memcpy against
+    0.53, NOTES 53)."""
+    there, here = nd((37, 61, 101, 53), (2, 0, 3, 1)), nd((67, 65, 129, 61), (2, 0, 3, 1))
+    assert problem_class(there) == problem_class(here) and (there.m, here.m) == (61, 65)
+    cands = {c.key: c for c in strided_candidates(there, LIMITS)}
+    t64, t80 = cands["ndshift:e2:64x64:t256:v16:r2:p2:none:col:strided"], cands["ndshift:e2:80x64:t128:v16:r2:p2:xor:col:strided"]
+    rc = ResultCache(tmp_path)
+    k = key(there)
+    rec = problem_record(k, best=t64, configs=[t64, t80], n_candidates=2)
+    assert rec.candidates[1].median_us / rec.candidates[0].median_us == pytest.approx(1.1)
+    assert rc.put_problem(k, rec)
+    ch = choose(here, rc)
+    assert (ch.config, ch.source) == (t80, "nearest") and "tile fill" in ch.reason
+    assert choose(nd((37, 61, 103, 53), (2, 0, 3, 1)), rc).config == t64     # 61 rows again: the winner
 
 
 def test_other_casts_epilogues_devices_and_templates_are_not_near(tmp_path):

@@ -18,14 +18,17 @@ from ..backend import arrays
 from ..backend import cuda as driver
 from ..backend import driver as cu
 from ..backend import memory
+from ..core import layout
 from ..core.layout import c_strides
 from ..core.problem import as_bmn, dtype_of_size
 from ..kernels import strided
 from ..kernels.config import MAX_BLOCKS, KernelConfig
 from ..tuning import loader, runner
 from ..tuning.space import default_config
+from ..tuning.strided import run_problem
 from . import capture, specialise
 from .index import INDEX, Stamp, _default_cache
+from .strided_select import choose_strided
 
 TUNE_ENV = "AUTOTRANS_TUNE"
 PLAN_LIMIT = 2048          # input layouts remembered
@@ -167,6 +170,9 @@ def _kernel(cfg: KernelConfig, ctx: int, arch: str) -> driver.Kernel:
 
 
 def _launcher(bmn, e: int, align: int, ctx: int, ordinal: int, tune, dtype):
+    if align < e:          # no dense kernel loads these elements (a complex128 view 8 bytes off): as words
+        words = layout.canonical(*layout.as_words(bmn, c_strides(bmn, e), e, (0, 2, 1), align), align)
+        return strided_launcher(words, align, "none", "none", ctx, ordinal)
     key = (ctx, bmn, e, align)
     f = _launchers.get(key)
     if f is None:
@@ -175,6 +181,28 @@ def _launcher(bmn, e: int, align: int, ctx: int, ordinal: int, tune, dtype):
         f = _kernel(cfg, ctx, dev.arch).launcher(bmn)
         _launchers.put(key, f)
     return f
+
+
+def strided_launcher(problem, align: int, epilogue: str, cast: str, ctx: int, ordinal: int):
+    """go(src, dst, stream) for a canonical problem that a strided kernel runs
+    (as tuning.strided.run_problem gives it) with pointers aligned to
+    ``align``, loaded in ctx, once per (ctx, problem, align, epilogue, cast).
+    Untuned problems are noted for AUTOTRANS_CAPTURE."""
+    key = (ctx, problem, align, epilogue, cast)
+    go = _strided.get(key)
+    if go is None:
+        go = _load_strided(run_problem(strided.as_strided(problem, align), cast), align, epilogue, cast, ctx, ordinal)
+        _strided.put(key, go)
+    return go
+
+
+def _load_strided(problem, align: int, epilogue: str, cast: str, ctx: int, ordinal: int):
+    dev = driver.device_info(ordinal)
+    ch = choose_strided(problem, align, epilogue, dev.id.text, dev.limits, _default_cache(), cast)
+    if ch.source not in ("tuned", "shipped"):
+        capture.note_problem(problem, cast, epilogue)       # for `autotrans tune --from` (AUTOTRANS_CAPTURE)
+    kernel = _kernel(ch.config, ctx, dev.arch)
+    return kernel.strided_launcher(strided.launch_shape(ch.config, problem), strided.strided_args(problem, 0, 0)[2:])
 
 
 def kernel_for(shape, elem_bytes: int, align: int = 16, tune=None, ordinal: int | None = None):

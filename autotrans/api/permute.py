@@ -37,7 +37,7 @@ from ..kernels.config import KernelConfig
 from ..tuning import runner
 from ..tuning.strided import run_problem, tune_problem
 from ..results.store import ResultCache
-from . import capture, launch
+from . import launch
 from .select import EMPTY, explain as explain_transpose
 from .strided_select import StridedChoice, choose_strided, strided_config
 from .index import _default_cache
@@ -75,8 +75,8 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
     axes = _axes(axes, len(info.shape))
     strides = info.strides if info.strides is not None else layout.c_strides(info.shape, info.itemsize)
     oshape = tuple(info.shape[a] for a in axes)
+    _canonical(tuple(info.shape), tuple(strides), info.itemsize, axes, 16)   # bad strides: refused before any work
     if math.prod(info.shape) == 0:
-        layout.canonical(info.shape, strides, info.itemsize, axes)       # validates all the same
         return _empty(oinfo, oshape, out, explicit or 0)
     loc = launch._locate(info.ptr, "the input")
     ctx, ordinal = loc.ctx, loc.ordinal
@@ -97,7 +97,7 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
         raise ValueError(f"a cast needs each pointer aligned to its element: the input's to {info.itemsize} B, "
                          f"the output's to {oinfo.itemsize} B")
     problem = _canonical(tuple(info.shape), tuple(strides), info.itemsize, axes, layout.alignment(info.ptr, dst),
-                         oinfo.itemsize if cast != "none" else None)
+                         oinfo.itemsize if cast != "none" else None, epilogue == "none")
     go = launcher(problem, info.ptr, dst, ctx, ordinal, epilogue, cast)
     go(info.ptr, dst, h)
     if explicit is None and producer is None and info.keep is None and (out is not None or cast == "none"):
@@ -113,9 +113,17 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
 
 
 @functools.lru_cache(maxsize=4096)
-def _canonical(shape: tuple, strides: tuple, itemsize: int, axes: tuple, align: int, out_itemsize=None):
-    """canonical(), remembered per layout (a repeat call costs a lookup)."""
-    return layout.canonical(shape, strides, itemsize, axes, align, out_itemsize=out_itemsize)
+def _canonical(shape: tuple, strides: tuple, itemsize: int, axes: tuple, align: int, out_itemsize=None,
+               plain: bool = True):
+    """canonical(), remembered per layout (a repeat call costs a lookup). A
+    tile of elements wider than the pointers' alignment (complex128 at 8
+    bytes: a view into a float64 buffer), which no tile kernel loads, moves
+    as words of that alignment where nothing is applied to its elements
+    (plain: no cast, no epilogue): a problem of rows."""
+    problem = layout.canonical(shape, strides, itemsize, axes, align, out_itemsize=out_itemsize)
+    if plain and out_itemsize is None and itemsize > align and isinstance(problem, TileProblem):
+        problem = layout.canonical(*layout.as_words(shape, strides, itemsize, axes, align), align)
+    return problem
 
 
 def run(problem, src: int, dst: int, ctx: int, ordinal: int, stream: int, epilogue: str = "none",
@@ -137,23 +145,7 @@ def launcher(problem, src: int, dst: int, ctx: int, ordinal: int, epilogue: str 
         if isinstance(problem, TransposeProblem):
             e = problem.elem
             return launch._launcher(problem.bmn, e, align, ctx, ordinal, None, dtype_of_size(e))
-    key = (ctx, problem, align, epilogue, cast)
-    go = _strided.get(key)
-    if go is None:
-        go = _strided_launcher(problem, align, epilogue, cast, ctx, ordinal)
-        _strided.put(key, go)
-    return go
-
-
-def _strided_launcher(problem, align: int, epilogue: str, cast: str, ctx: int, ordinal: int):
-    """go(src, dst, stream) for a problem (as a strided one), loaded in ctx."""
-    problem = as_strided(problem, align, cast)
-    dev = driver.device_info(ordinal)
-    ch = strided_choice(problem, align, epilogue, dev.id.text, dev.limits, cast=cast)
-    if ch.source not in ("tuned", "shipped"):
-        capture.note_problem(problem, cast, epilogue)       # for `autotrans tune --from` (AUTOTRANS_CAPTURE)
-    kernel = launch._kernel(ch.config, ctx, dev.arch)
-    return kernel.strided_launcher(strided.launch_shape(ch.config, problem), strided.strided_args(problem, 0, 0)[2:])
+    return launch.strided_launcher(problem, align, epilogue, cast, ctx, ordinal)
 
 
 def as_strided(problem, align: int, cast: str = "none"):

@@ -4,7 +4,8 @@ ran there. rerank() scales those times to the new shape by what changes with
 the shape: how much of each tile holds elements (fill) and how many blocks the
 launch has to spread over the SMs (spread), and picks the best predicted.
 Weights from a leave-one-out over the shipped grid (benchmarks/untuned_loo.py,
-NOTES 43)."""
+NOTES 43). rerank_problem() does the same for a strided problem from the
+nearest tuned problem's table (benchmarks/strided_loo.py, NOTES 61)."""
 from __future__ import annotations
 
 import math
@@ -13,10 +14,12 @@ from dataclasses import dataclass
 from ..core.device import Limits
 from ..core.problem import as_bmn
 from ..kernels.config import KernelConfig
+from ..kernels.strided import launch_shape
 from ..results.record import TuneRecord
 from ..tuning.space import admits
 
 FILL_WEIGHT = 0.5       # predicted time x (fill there / fill here) ** FILL_WEIGHT
+STRIDED_FILL_WEIGHT = 1.0   # the same for strided problems (a tile's idle rows cost their time)
 SPREAD_WEIGHT = 0.25    # ... x (spread there / spread here) ** SPREAD_WEIGHT
 BLOCKS_PER_SM = 4       # spread: blocks / (this many a SM), at most 1
 
@@ -67,13 +70,13 @@ def timings(record: TuneRecord) -> list[Timed]:
     return out
 
 
-def score(t: Timed, here, sms: int) -> float:
+def score(t: Timed, here, sms: int, fill_weight: float = FILL_WEIGHT) -> float:
     """log of the predicted best / time of t's config on the (B, M, N) ``here``, from its ratio where it was timed."""
     blocks = t.cfg.blocks(here)
     f = _fill(t.cfg, math.prod(here), blocks)
     if f <= 0 or t.fill <= 0:
         return -math.inf
-    return (math.log(t.ratio) + FILL_WEIGHT * math.log(f / t.fill)
+    return (math.log(t.ratio) + fill_weight * math.log(f / t.fill)
             + SPREAD_WEIGHT * math.log(_spread(blocks, sms) / t.spread))
 
 
@@ -97,5 +100,35 @@ def rerank(record: TuneRecord, winner: KernelConfig, table: list[Timed], here, a
     return min(pool.values(), key=lambda t: (-score(t, here, sms), t.cfg != winner, t.cfg.key)).cfg
 
 
+def _timed(cfg: KernelConfig, ratio: float, shape, sms: int) -> Timed:
+    blocks = cfg.blocks(shape)
+    return Timed(cfg, ratio, _fill(cfg, math.prod(shape), blocks), _spread(blocks, sms))
+
+
+def problem_timings(record: TuneRecord, problem) -> list[Timed]:
+    """A strided problem's record (tuned on ``problem``) as Timed rows: its
+    strided candidates, each's fill and spread on the shape it launches."""
+    fastest = min((c.median_us for c in record.candidates if c.median_us > 0), default=0.0)
+    return [_timed(c.config, fastest / c.median_us, launch_shape(c.config, problem), record.device.sms)
+            for c in record.candidates if c.median_us > 0 and c.config.layout == "strided"]
+
+
+def rerank_problem(record: TuneRecord, there, here, runs) -> KernelConfig | None:
+    """The config of a strided problem's record (tuned on the problem
+    ``there``) predicted fastest on the problem ``here``: each candidate that
+    ``runs(cfg)`` by score() on the shape it launches there and here, fill
+    weighted by STRIDED_FILL_WEIGHT (a 64-row tile tuned on 61-row matrices
+    leaves half its rows idle on 65). The record's winner takes ties; None
+    when no candidate runs."""
+    sms = record.device.sms
+    pool = {t.cfg: t for t in problem_timings(record, there) if runs(t.cfg)}
+    if record.best not in pool and runs(record.best):
+        pool[record.best] = _timed(record.best, 1.0, launch_shape(record.best, there), sms)
+    if not pool:
+        return None
+    return min(pool.values(), key=lambda t: (-score(t, launch_shape(t.cfg, here), sms, STRIDED_FILL_WEIGHT),
+                                             t.cfg != record.best, t.cfg.key)).cfg
+
+
 __all__ = ["fill", "spread", "score", "rerank", "runs_here", "timings", "Timed", "FILL_WEIGHT", "SPREAD_WEIGHT",
-           "BLOCKS_PER_SM"]
+           "BLOCKS_PER_SM", "problem_timings", "rerank_problem", "STRIDED_FILL_WEIGHT"]

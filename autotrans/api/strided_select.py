@@ -17,7 +17,8 @@ from ..results.record import TuneRecord
 from ..results.shipped import for_device, shipped_problems
 from ..results.store import ResultCache
 from ..tuning.space import space_id
-from ..tuning.strided import best_strided, default_strided, usable_config
+from ..tuning.strided import best_strided, default_strided, runs_problem, usable_config
+from .predict import rerank_problem
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,8 @@ def _records(fingerprint: str, cache: ResultCache, shipped) -> list[tuple[str, P
 def _nearest(problem, align, epilogue, cast, fingerprint, limits, cache, shipped) -> StridedChoice | None:
     """The shipped result of exactly this problem, else the nearest tuned
     problem's (same class, cast and epilogue; by log-distance of the (B, M, N)
-    the kernels walk, the user's own first on a tie); None when none runs it."""
+    the kernels walk, the user's own first on a tie): the config of its table
+    predicted fastest here (predict.rerank_problem); None when none runs it."""
     try:
         text = problem_text(problem)
     except ValueError:                 # a problem nothing can key (a single row) has no tuned neighbours
@@ -113,15 +115,20 @@ def _nearest(problem, align, epilogue, cast, fingerprint, limits, cache, shipped
             continue                   # best_strided read it: it cannot run here
         ranked.append(((not same, math.dist(_logs(key.problem), logs), source != "own", key.text), key, rec))
     for rank, key, rec in sorted(ranked, key=lambda x: x[0]):
-        cfg = usable_config(rec, problem, align, cast, epilogue, limits)
+        if rank[0]:                    # another problem: its table re-ranked for this one's tile fill
+            cfg = rerank_problem(rec, key.problem, problem,
+                                 lambda c: runs_problem(c, problem, align, cast, epilogue, limits))
+        else:
+            cfg = usable_config(rec, problem, align, cast, epilogue, limits)
         if cfg is None:
             continue
         if not rank[0]:
             return StridedChoice(cfg, "shipped", f"tuned for this problem (shipped with autotrans, tuned on "
                                                  f"{key.device_id.name})")
         made = f"; shipped, tuned on {key.device_id.name}" if source == "shipped" else ""
+        how = "its winner" if cfg == rec.best else "its timings scaled to this problem's tile fill"
         return StridedChoice(cfg, "nearest", f"nearest tuned problem {key.problem_text} "
-                                             f"(log-distance {rank[1]:.2f}{made})")
+                                             f"(log-distance {rank[1]:.2f}{made}; {how})")
     return None
 
 

@@ -307,6 +307,17 @@ def _dense(t: TileProblem) -> TransposeProblem | None:
     return TransposeProblem(t.elem, (fused[0].size if fused else 1, t.m, t.n), t.out_elem)
 
 
+def as_words(shape, strides, itemsize: int, axes, word: int) -> tuple:
+    """(shape, strides, itemsize, axes) of the same permutation with each
+    element moved as itemsize / word words: a last axis of them that stays
+    in place (word: a power of two dividing itemsize)."""
+    if word <= 0 or itemsize % word or word & (word - 1):
+        raise ValueError(f"cannot move {itemsize}-byte elements as {word}-byte words")
+    n = len(tuple(shape))
+    return (tuple(shape) + (itemsize // word,), tuple(strides) + (word,), word,
+            tuple(a % n if n else a for a in axes) + (n,))
+
+
 def c_strides(shape, itemsize: int = 1) -> tuple[int, ...]:
     """Strides of a C-contiguous array of ``shape``: in bytes of ``itemsize``
     elements (1: in elements); a size-0 axis counts as 1."""

@@ -33,7 +33,7 @@ from .space import space_id
 from .verify import GUARD, POISON, TimedBuffers
 
 __all__ = ["run_problem", "strided_candidates", "default_strided", "problem_key", "extents", "host_buffers",
-           "StridedBuffers", "tune_problem", "best_strided", "usable_config", "problem_rows", "TUNE_ALIGN"]
+           "StridedBuffers", "tune_problem", "best_strided", "usable_config", "runs_problem", "problem_rows", "TUNE_ALIGN"]
 
 _FAMILY_RANK = {"rows": 2, "vec": 1, "tile": 0}
 
@@ -416,11 +416,18 @@ def usable_config(record: TuneRecord, problem, align: int = TUNE_ALIGN, cast: st
     ``problem`` with this cast and epilogue at pointers aligned to ``align``
     (and fits ``limits`` where given); None if none does."""
     for cfg in [record.best] + [c.config for c in record.candidates]:
-        if (cfg.layout == "strided" and cfg.cast == cast and cfg.epilogue == epilogue
-                and not strided_problems(cfg, problem, align)
-                and (limits is None or not limits.problems(cfg.threads, cfg.smem_bytes))):
+        if runs_problem(cfg, problem, align, cast, epilogue, limits):
             return cfg
     return None
+
+
+def runs_problem(cfg: KernelConfig, problem, align: int = TUNE_ALIGN, cast: str = "none",
+                 epilogue: str = "none", limits: Limits | None = None) -> bool:
+    """Whether strided config cfg moves ``problem`` with this cast and
+    epilogue at pointers aligned to ``align`` (and fits ``limits`` where given)."""
+    return (cfg.layout == "strided" and cfg.cast == cast and cfg.epilogue == epilogue
+            and not strided_problems(cfg, problem, align)
+            and (limits is None or not limits.problems(cfg.threads, cfg.smem_bytes)))
 
 
 def problem_rows(all_devices: bool = False, *, fingerprint: str | None = None, cache=None,
