@@ -516,6 +516,7 @@ def test_show_shipped_lists_autotrans_own_results_not_the_caches(run, populated,
     assert len(rows) == len(shipped_entries()) + len(shipped_problems()) > 0     # transposes, strided problems
     assert any(" 4096x4096 " in line and " float32 " in line for line in rows)      # GRID_ANCHORS
     assert A100 not in r.stdout and " 16x1024x2048 " not in r.stdout     # the cache's (populated)
+    assert sum(" --axes " in line for line in rows) == len(shipped_problems())     # each problem's permutation
 
 
 def test_show_cache_dir_option(run, populated, cache_dir, tmp_path):

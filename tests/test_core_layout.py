@@ -8,6 +8,7 @@ import collections
 import numpy as np
 import pytest
 
+from autotrans.core import layout
 from autotrans.core.layout import (CASTS, MAX_BATCH, CopyProblem, Dim, RowsProblem, TileProblem,
                                    TransposeProblem, alignment, apply, canonical, cast_reference, extent,
                                    c_strides, moved_bytes)
@@ -357,3 +358,25 @@ def test_c_strides_in_bytes_and_elements():
     assert c_strides((2, 3, 4)) == (12, 4, 1)
     assert c_strides((5, 0, 7), 2) == (14, 14, 2)      # a size-0 axis counts as 1
     assert c_strides((), 8) == ()
+
+
+def test_permutation_of_a_strided_problem_gives_it_back():
+    """permutation_of(p): a (shape, axes) whose C-contiguous permutation has
+    the canonical problem p again (fused, run_problem's forms too), so `show`
+    can print what tunes it."""
+    from autotrans.tuning.strided import run_problem
+    rng, seen = np.random.default_rng(61), set()
+    for _ in range(300):
+        rank = int(rng.integers(2, 7))
+        e = int(rng.choice([1, 2, 4, 8, 16]))
+        shape = tuple(int(v) for v in rng.choice([1, 2, 3, 5, 17, 64, 65], size=rank))
+        axes = tuple(int(a) for a in rng.permutation(rank))
+        p = layout.canonical(shape, layout.c_strides(shape, e), e, axes)
+        for q in {p, run_problem(p)} if isinstance(p, (layout.TileProblem, layout.RowsProblem)) else ():
+            s, a = layout.permutation_of(q)
+            again = layout.canonical(s, layout.c_strides(s, q.elem), q.elem, a)
+            assert again in (p, q) or run_problem(again) == q, (shape, axes, q, s, a)
+            seen.add(type(q).__name__)
+    assert seen == {"TileProblem", "RowsProblem", "NdTileProblem"}
+    with pytest.raises(TypeError, match="not a strided problem"):
+        layout.permutation_of(layout.CopyProblem(64))

@@ -13,7 +13,8 @@ from .common import add_cache_dir, add_command, note, printable
 HELP = "show the cached best kernels (this GPU, or --all; --shipped: autotrans' own)"
 DESCRIPTION = ("Lists the cached best configs: shape, dtype, config, µs, GB/s, fraction of memcpy, date;\n"
                "then those of strided problems (permute()'s tile and rows problems, tuned with\n"
-               "autotrans tune SHAPE --axes ...), by the problem's text. Without a GPU it lists every\n"
+               "autotrans tune SHAPE --axes ...), by the problem's text and a permutation that runs it\n"
+               "(the fused shape: size-1 axes dropped, axes that stay adjacent merged). Without a GPU it lists every\n"
                "device's entries. Stale entries are marked with *. 'of memcpy' is a cudaMemcpy's time\n"
                "for the same bytes, timed beside the kernel, over the kernel's; cudaMemcpy is slower than a\n"
                "16-byte copy kernel on odd byte counts, so a transpose can read above 1.00 there\n"
@@ -84,7 +85,7 @@ def problem_table_rows(rows, show_device: bool = False) -> tuple[list[str], list
     """Headers and printable text cells for the strided problems' table from
     tuning.strided.problem_rows() rows, sorted by device, element size, bytes
     moved and problem; stale entries are marked."""
-    headers = ["problem", "config", "µs", "GB/s", "of memcpy", "date"]
+    headers = ["problem", "permutation", "config", "µs", "GB/s", "of memcpy", "date"]
     if show_device:
         headers.append("device")
 
@@ -96,7 +97,7 @@ def problem_table_rows(rows, show_device: bool = False) -> tuple[list[str], list
     for r in sorted(rows, key=order):
         config = str(r.get("config") or "?") + ("" if r.get("current", True) else " " + STALE_MARK)
         frac = r.get("frac_memcpy")
-        cells = [str(r.get("problem") or "?"), config, _num(r.get("time_us"), ".1f"), _num(r.get("gbps"), ".0f"),
+        cells = [str(r.get("problem") or "?"), str(r.get("permutation") or "?"), config, _num(r.get("time_us"), ".1f"), _num(r.get("gbps"), ".0f"),
                  _num(frac, ".0%") if frac is not None else "-", _fmt_date(r.get("date"))]
         if show_device:
             cells.append(str(r.get("device", "")))

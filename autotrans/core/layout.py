@@ -420,6 +420,26 @@ def cast_reference(cast: str) -> Callable[[np.ndarray], np.ndarray]:
 
 # -- the reference -----------------------------------------------------------------
 
+def permutation_of(problem) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(shape, axes) of a permutation whose canonical problem this strided one
+    is (numpy.transpose(x, axes) of an x of that shape): its dims outermost
+    first by input stride, and their order on the output. The shape is the
+    fused one: size-1 axes dropped, merged axes one."""
+    e, eo = problem.elem, problem.out_elem
+    if isinstance(problem, NdTileProblem):
+        dims = list(problem.dims())
+    elif isinstance(problem, TileProblem):
+        dims = [Dim(problem.m, problem.ldi, eo), Dim(problem.n, problem.sci, problem.ldo)] + list(problem.batch)
+    elif isinstance(problem, RowsProblem):
+        dims = list(problem.rows) + ([Dim(problem.n, e, eo)] if problem.n > 1 else [])
+    else:
+        raise TypeError(f"not a strided problem: {problem!r:.80}")
+    order = sorted(range(len(dims)), key=lambda i: -dims[i].src)
+    where = {i: k for k, i in enumerate(order)}
+    return (tuple(dims[i].size for i in order),
+            tuple(where[i] for i in sorted(range(len(dims)), key=lambda i: -dims[i].dst)))
+
+
 def moved_bytes(problem: Canonical) -> int:
     """Bytes the problem writes (the output's size)."""
     if isinstance(problem, NdTileProblem):   # fused tiles (the block at the end)

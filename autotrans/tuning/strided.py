@@ -430,6 +430,13 @@ def runs_problem(cfg: KernelConfig, problem, align: int = TUNE_ALIGN, cast: str 
             and (limits is None or not limits.problems(cfg.threads, cfg.smem_bytes)))
 
 
+def _permutation(problem) -> str:
+    """A permutation whose problem this is, as ``autotrans tune`` takes it
+    ("67x65x129x61 --axes 2,0,3,1"), in elements of the problem's size."""
+    shape, axes = layout.permutation_of(problem)
+    return f"{'x'.join(map(str, shape))} --axes {','.join(map(str, axes))}"
+
+
 def problem_rows(all_devices: bool = False, *, fingerprint: str | None = None, cache=None,
                  shipped: bool = False) -> list[dict]:
     """Cached strided problems' best configs as rows (as api.cached's, with
@@ -448,7 +455,7 @@ def problem_rows(all_devices: bool = False, *, fingerprint: str | None = None, c
     sid = space_id()
     return [{"device": key.device, "problem": key.problem_text + ("" if key.cast == "none" else f" cast {key.cast}")
              + ("" if key.epilogue == "none" else f" {key.epilogue}"),
-             "kind": key.kind, "shape": key.shape,
+             "kind": key.kind, "shape": key.shape, "permutation": _permutation(key.problem),
              "elem_bytes": key.elem_bytes, "dtype": rec.dtype, "config": rec.best.key, "time_us": rec.time_us,
              "gbps": rec.gbps, "frac_memcpy": rec.frac_memcpy, "date": rec.date,
              "versions": dict(rec.versions), "current": key.templates == sid}
