@@ -74,13 +74,13 @@ def test_tune_with_axes_tunes_the_transposes_plain_dtype():
     assert permute_mod._plain_dtype("complex64", 8) == np.dtype(np.complex64)
 
 
-def _cases(rng, n):
+def _cases(rng, n, ranks=(2, 6), sizes=(1, 2, 3, 5, 7, 9, 17, 33)):
     """(problem, input bytes, input offset, output size, expected output) of random strided views."""
     out = []
     while len(out) < n:
-        rank = int(rng.integers(2, 6))
+        rank = int(rng.integers(*ranks))
         e = int(rng.choice([1, 2, 4, 8, 16]))
-        shape = tuple(int(v) for v in rng.choice([1, 2, 3, 5, 7, 9, 17, 33], size=rank))
+        shape = tuple(int(v) for v in rng.choice(sizes, size=rank))
         axes = tuple(int(a) for a in rng.permutation(rank))
         steps = [int(rng.integers(1, 3)) for _ in shape]
         big = tuple(d * s + 1 for d, s in zip(shape, steps))
@@ -105,6 +105,20 @@ def test_the_configs_dispatch_picks_move_random_strided_permutations_exactly():
         items.append((cfg, p, src, np.zeros(want.size, np.uint8), offset, 0))
     kinds = {type(c[0]).__name__ for c in cases}
     assert kinds == {"TileProblem", "RowsProblem"}
+    for (cfg, p, *_), got, case in zip(items, emulate_strided_many(items), cases):
+        assert got.tobytes() == case[4].tobytes(), (cfg.key, p)
+
+
+def test_rank_six_to_eight_permutations_of_views_move_exactly():
+    """The ranks past the random test's (permute takes up to 8 axes): strided
+    views of rank 6-8, as run_problem gives their problems (fused tiles too)."""
+    cases = _cases(np.random.default_rng(68), 8, ranks=(6, 9), sizes=(1, 2, 3, 5, 7))
+    items = []
+    for p, src, offset, align, want in cases:
+        run = permute_mod.as_strided(p, align)
+        items.append((permute_mod.strided_config(run, align, H200_LIMITS), run, src, np.zeros(want.size, np.uint8),
+                      offset, 0))
+    assert max(len(layout.permutation_of(c[1])[0]) for c in items) >= 6     # many dims left after fusion
     for (cfg, p, *_), got, case in zip(items, emulate_strided_many(items), cases):
         assert got.tobytes() == case[4].tobytes(), (cfg.key, p)
 
