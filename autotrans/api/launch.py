@@ -170,15 +170,16 @@ def _kernel(cfg: KernelConfig, ctx: int, arch: str) -> driver.Kernel:
 
 
 def _launcher(bmn, e: int, align: int, ctx: int, ordinal: int, tune, dtype):
-    if align < e:          # no dense kernel loads these elements (a complex128 view 8 bytes off): as words
-        words = layout.canonical(*layout.as_words(bmn, c_strides(bmn, e), e, (0, 2, 1), align), align)
-        return strided_launcher(words, align, "none", "none", ctx, ordinal)
     key = (ctx, bmn, e, align)
     f = _launchers.get(key)
     if f is None:
-        dev = driver.device_info(ordinal)
-        cfg = _choose(bmn, e, align, dev, ctx, tune, dtype)
-        f = _kernel(cfg, ctx, dev.arch).launcher(bmn)
+        if align < e:      # no dense kernel loads these elements (a complex128 view 8 bytes off): as words
+            words = layout.canonical(*layout.as_words(bmn, c_strides(bmn, e), e, (0, 2, 1), align), align)
+            f = strided_launcher(words, align, "none", "none", ctx, ordinal)
+        else:
+            dev = driver.device_info(ordinal)
+            cfg = _choose(bmn, e, align, dev, ctx, tune, dtype)
+            f = _kernel(cfg, ctx, dev.arch).launcher(bmn)
         _launchers.put(key, f)
     return f
 
