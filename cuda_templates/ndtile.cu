@@ -20,7 +20,9 @@
 //      elements of 4 and 8 bytes by cp.async, others with every global
 //      load of a thread in flight before its first shared store;
 //   2. store: threads walk output rows; every shared load, then the global stores,
-//      with the config's epilogue (elements are whole groups: ndtile.py).
+//      with the config's epilogue (elements are whole groups: ndtile.py) or its
+//      cast (at::cast_vec: shared memory holds input elements, a store writes one
+//      EO-byte element; the output's offsets count output bytes).
 // The kernel moves its blocks itself (at::has_block). On the GPU each thread runs
 // the phases; in the host emulator (AT_EMULATE), thread 0's call runs every thread
 // of the block, phase by phase, through the same functions, and the other threads'
@@ -36,6 +38,9 @@ struct {{ name }}_k {
   static_assert(at::epi_group(EPI) == {{ c.epilogue_group }},
                 "KernelConfig.epilogue_group (Python) disagrees with at::epi_group (C++)");
   static_assert(E % at::epi_group(EPI) == 0, "ndtile.py: elements must be whole epilogue groups");
+  static constexpr int CAST = at::CAST_{{ c.cast | replace('>', '_') | upper }}, EO = {{ c.out_elem_bytes }};
+  static_assert(at::cast_in<CAST, E>() == E && at::cast_out<CAST, E>() == EO,
+                "KernelConfig.elem_bytes / out_elem_bytes (Python) disagree with at::Cast (C++)");
   static constexpr int PAD = {{ c.pad }};
   static constexpr int TILE = TR * (TC + PAD) * E;   // the tile's bytes (ndtile.py's tile_bytes)
   static constexpr int ROWS = (TILE + 7) / 8 * 8;     // then TR rows' input offsets (8 bytes each),
@@ -47,6 +52,7 @@ struct {{ name }}_k {
   static constexpr int COUNTS = at::MAX_BATCH - 1;    // the slot of the sides' counts (strided.ND_COUNTS)
   static_assert(TR * TC % NT == 0 && PER >= 1, "ndtile.py: threads must divide the tile");
   typedef at::Bytes<E>::T ElemT;
+  typedef at::Bytes<EO>::T OutT;
 
   // A block's place: the pointers advanced to the tile's first input column
   // (in; the rows' offsets hold the rest) and the output's base (out; the rows'
@@ -91,7 +97,7 @@ struct {{ name }}_k {
   }
 
   // Row g's input offset (from its matrix's batch offset and the m side's dims)
-  // and output offset (the batch offset and g's place in its matrix, times E).
+  // and output offset (the batch offset and g's place in its matrix, times EO).
   // I: 32 bits where every fused row index fits.
   template <class I>
   __host__ __device__ static __forceinline__ void row(const at::StridedArgs& a, I g, int lo, int mid, long long& oi,
@@ -100,7 +106,7 @@ struct {{ name }}_k {
     I b = g / m;
     const I o = g - b * m;
     oi = side<I, true>(a, o, lo, mid, a.ldi);
-    oo = (long long)o * E;
+    oo = (long long)o * EO;
 #pragma unroll
     for (int d = at::MAX_BATCH - 1; d >= 0; --d) {   // b over batch slots [0, nb), innermost last
       if (d < a.nb) {
@@ -190,7 +196,8 @@ struct {{ name }}_k {
 #pragma unroll
       for (int k = 0; k < CHUNK; ++k) {
         const int i = tid + (k0 + k) * NT, c = i / TR, r = i % TR;
-        if (FULL || (r < p.rows && c < p.cols)) at::stg<ElemT>(p.out + o[k], at::epilogue<EPI>(v[k]));
+        if (FULL || (r < p.rows && c < p.cols))
+          at::stg<OutT>(p.out + o[k], at::epilogue<EPI>(at::cast_vec<CAST, ElemT, OutT>(v[k])));
         else at::idle_g(1);
       }
     }

@@ -11,7 +11,9 @@ dims, computed once a block (tables in shared memory after the tile), then
 the tile is loaded along input rows (4- and 8-byte elements by cp.async,
 straight into shared memory) and stored along output rows. Each tile row has
 ``pad`` extra elements (pad_for: the fewest that free both phases of bank
-conflicts)."""
+conflicts). Configs may cast (KernelConfig.cast), as tile's: shared memory
+holds input elements, each store converts one (vec_bytes: the wider of the
+two elements)."""
 from __future__ import annotations
 
 import functools
@@ -23,6 +25,7 @@ VARIANTS = ("ndtile",)
 TEMPLATE = "ndtile.cu"
 LAYOUTS = ("strided",)
 EPILOGUES = ("none", "conj32", "conj64")   # elements must be whole groups (as tile's)
+TAKES_CASTS = True   # every cast of kernels.config.CASTS, in the store phase
 MAX_ELEMS = 8    # elements a thread moves (16 spill at 128 registers, sm_90)
 ASYNC_SIZES = (4, 8)   # elements of these sizes load by cp.async (ndtile.cu's ASYNC), no registers held
 MAX_ASYNC_BYTES = 128  # bytes a thread moves with cp.async loads, at most 16 elements
@@ -30,9 +33,9 @@ MAX_ASYNC_BYTES = 128  # bytes a thread moves with cp.async loads, at most 16 el
 
 def problems(c) -> list[str]:
     p = []
-    if c.vec_bytes != c.elem_bytes or c.micro_rows != 1 or c.swizzle != "none":
-        p.append("ndtile uses scalar accesses and a padded tile: vec_bytes == elem_bytes, micro_rows == 1, "
-                 "no swizzle")
+    if c.vec_bytes != max(c.elem_bytes, c.out_elem_bytes) or c.micro_rows != 1 or c.swizzle != "none":
+        p.append("ndtile uses scalar accesses and a padded tile: vec_bytes == elem_bytes (with a cast, the wider "
+                 "of elem_bytes and out_elem_bytes), micro_rows == 1, no swizzle")
     if (c.tile_rows * c.tile_cols) % c.threads:
         p.append("threads must divide the tile")
     elif c.tile_rows * c.tile_cols // c.threads > max_elems(c.elem_bytes):
@@ -75,25 +78,30 @@ def space(e: int):
 
 def strided_problems(c, problem, align: int) -> list[str]:
     """Why config c cannot run this strided problem (empty when it can): an
-    NdTileProblem of c's element size with at most MAX_RANK dims in all
-    (nd_args' encoding), element-aligned strides and pointers (align: the
-    largest power of two dividing both)."""
+    NdTileProblem of c's element sizes (in and out: its cast's) with at most
+    MAX_RANK dims in all (nd_args' encoding), element-aligned strides (the
+    output's in output elements) and pointers (align: the largest power of two
+    dividing both; with a cast, of the smaller element: each pointer is
+    aligned to its own element, which api.permute checks before it launches one)."""
     if not isinstance(problem, NdTileProblem):
         return [f"ndtile moves NdTileProblems, not {type(problem).__name__}"]
-    e = c.elem_bytes
+    e, eo = c.elem_bytes, c.out_elem_bytes
     if problem.elem != e:
         return [f"{c.key} moves {e}-byte elements, the problem {problem.elem}-byte ones"]
+    if problem.out_elem != eo:
+        return [f"{c.key} writes {eo}-byte elements, the problem {problem.out_elem}-byte ones"]
     p = []
     dims = len(problem.m_side) + len(problem.n_side) + len(problem.batch)
     if not (problem.m_side and problem.n_side) or dims > MAX_RANK:
         p.append(f"an ndtile launch takes a dim or more a side and at most {MAX_RANK} dims in all, "
                  f"not {len(problem.m_side)} + {len(problem.n_side)} + {len(problem.batch)}")
-    strides = (problem.sci,) + tuple(s for _, s in problem.m_side + problem.n_side) + \
-        tuple(s for d in problem.batch for s in (d.src, d.dst))
-    if any(s % e for s in strides):
-        p.append(f"pitches and strides must be multiples of the element size ({e} B)")
-    if align % e:
-        p.append(f"pointers must be {e}-byte aligned")
+    ins = (problem.sci,) + tuple(s for _, s in problem.m_side) + tuple(d.src for d in problem.batch)
+    outs = tuple(s for _, s in problem.n_side) + tuple(d.dst for d in problem.batch)
+    if any(s % e for s in ins) or any(s % eo for s in outs):
+        p.append(f"pitches and strides must be multiples of the element size ({e} B"
+                 + (")" if e == eo else f" in, {eo} B out)"))
+    if align % min(e, eo):
+        p.append(f"pointers must be {min(e, eo)}-byte aligned")
     return p
 
 
@@ -157,14 +165,15 @@ _STRIDED += NARROW
 _SPILL = {(16, 32, 32, 256)} | {(16, tr, tc, nt) for tr, tc, nt, _ in NARROW}   # (e16 256x8: 8 bytes of stack)
 
 
-def strided_space(e: int):
+def strided_space(e: int, eo: int | None = None):
     """The tiles of _STRIDED for this element size that move at most
     max_elems elements a thread, each padded by pad_for; those no pad frees
     of bank conflicts are left out (64x16 of 4-byte
     elements: a warp's load spans 2 rows, wanting rows of 16 mod 32 words,
     its store 32 rows of a column, wanting an odd number), except the narrow
     tiles (NARROW: at most NARROW_WAYS), and those of _SPILL (ptxas spills
-    them on some arch)."""
+    them on some arch). eo: the output's element size of a cast (the same
+    tiles; the config names the cast)."""
     for tr, tc, nt, order in _STRIDED:
         if tr * tc // nt > max_elems(e) or (e, tr, tc, nt) in _SPILL:
             continue

@@ -600,9 +600,11 @@ class Case:
 
     out_pad: the output's rows padded by that many elements (a hand-built,
     pitched problem); without it the output is C-contiguous and the problem
-    canonical()'s for these pointers, as permute() runs it (as_strided)."""
+    canonical()'s for these pointers, as permute() runs it (as_strided);
+    fused: that TileProblem's fused tiles (core.layout.fuse_tile: an NdTileProblem)."""
 
-    def __init__(self, rng, cast, shape, perm, *, in_pad=0, out_pad=None, step=1, flip=False, shift=0):
+    def __init__(self, rng, cast, shape, perm, *, in_pad=0, out_pad=None, step=1, flip=False, shift=0,
+                 fused=False):
         self.cast, (e, eo) = cast, CAST_SIZES[cast]
         base = list(shape)
         base[-1] = shape[-1] * step + in_pad
@@ -628,6 +630,9 @@ class Case:
         else:
             self.canonical = None
             self.problem = self._problem(x, out, tuple(perm), e, eo)
+        if fused:
+            self.problem = layout.fuse_tile(self.problem)
+            assert self.problem is not None, (shape, perm)
 
     @staticmethod
     def _problem(x, out, perm, e, eo):
@@ -656,7 +661,8 @@ def aligned(n: int, e: int) -> int:
 def cases(rng, cast):
     """Tiles: pitched, batched, 3-d to 5-d, strided and flipped inputs, vector-aligned
     pitches; rows: heads swaps, 5-d; canonical: dense 2-d and batched transposes,
-    a strided tile, rows, a plain copy of a contiguous array, a single element."""
+    a strided tile, rows, a plain copy of a contiguous array, a single element;
+    fused tiles of 3-d and 4-d orders (one of a strided input, one with a batch dim)."""
     e, eo = CAST_SIZES[cast]
     return [Case(rng, cast, (3, 37, 45), (0, 2, 1), out_pad=3),
             Case(rng, cast, (2, 3, 19, 21), (2, 0, 3, 1), in_pad=3, out_pad=5, step=2),
@@ -670,7 +676,10 @@ def cases(rng, cast):
             Case(rng, cast, (9, 7, 5), (2, 1, 0), step=2),
             Case(rng, cast, (8, 12, 3, 16), (0, 2, 1, 3)),
             Case(rng, cast, (5, 700), (0, 1)),
-            Case(rng, cast, (1, 1), (1, 0))]
+            Case(rng, cast, (1, 1), (1, 0)),
+            Case(rng, cast, (37, 9, 35), (2, 1, 0), fused=True),
+            Case(rng, cast, (5, 3, 7, 33), (2, 0, 3, 1), step=2, fused=True),
+            Case(rng, cast, (4, 6, 3, 5), (3, 2, 1, 0), in_pad=2, fused=True)]
 
 
 def picks(cast) -> list[KernelConfig]:
@@ -699,6 +708,7 @@ def test_every_cast_permutes_like_numpy(group):
         cfgs, cs = picks(cast), cases(rng, cast)
         kinds = {type(c.canonical).__name__ for c in cs}
         assert kinds >= {"TransposeProblem", "TileProblem", "RowsProblem", "CopyProblem"}, kinds
+        assert sum(type(c.problem).__name__ == "NdTileProblem" for c in cs) == 3
         mine = [(c, case) for case in cs for c in cfgs if not strided_problems(c, case.problem, case.align)]
         assert {id(case) for _, case in mine} == {id(case) for case in cs}, cast
         assert {c for c, _ in mine} == set(cfgs), cast

@@ -22,7 +22,7 @@ from autotrans.core.layout import MAX_BATCH, Dim, NdTileProblem, TileProblem, ap
 from autotrans.core.problem import ELEM_SIZES
 from autotrans.emulate.banks import warp_ways
 from autotrans.emulate.emulator import emulate_strided, emulate_strided_many
-from autotrans.kernels.config import KernelConfig
+from autotrans.kernels.config import CAST_SIZES, KernelConfig
 from autotrans.kernels.strided import (ND_COUNTS, byte_extent, launch_shape, nd_args, pack, pointer_alignment,
                                        strided_args, strided_candidates, strided_problems, strided_shape, strided_space)
 from autotrans.kernels.templates import STRIDED_ARGS, render, render_unit, template_dir, template_file
@@ -566,6 +566,44 @@ def test_run_problem_fuses_small_or_odd_matrices_and_wide_elements():
     assert fuse_tile(plain) is None and run_problem(plain) is plain
     rows = layout.canonical((4, 5, 64), (1280, 256, 4), 4, (1, 0, 2), 16)   # 256-byte rows
     assert run_problem(rows) is rows
+
+
+def cast_tile_of(shape, axes, cast="f32>bf16") -> TileProblem:
+    """tile_of's problem with a cast's output elements (canonical(..., out_itemsize=))."""
+    e, eo = CAST_SIZES[cast]
+    p = canonical(shape, layout.c_strides(shape, e), e, axes, out_itemsize=eo)
+    assert isinstance(p, TileProblem) and p.out_elem == eo, p
+    return p
+
+
+def test_casts_fuse_by_the_same_rule_and_run_on_ndtile_only():
+    """A cast's TileProblem fuses as a plain one (output strides in output
+    bytes: the m side continues where a dim's dst is out_elem * M), its fused
+    problem keys with :o, and only ndtile configs of that cast run it
+    (ndshift takes no cast); the untuned pick is ndtile's rule's tile."""
+    odd = cast_tile_of((257, 509, 263), (2, 1, 0))            # output rows of 514 bytes, lengthened
+    nd = run_problem(odd, "f32>bf16")
+    assert nd == fuse_tile(odd) and nd.m == 257 * 509 and nd.out_elem == 2 and nd.m_side[1] == (509, 263 * 4)
+    plain = run_problem(tile_of((257, 509, 263), (2, 1, 0)))
+    assert nd.m_side == plain.m_side and nd.batch == plain.batch == ()               # the same dims...
+    assert nd.n_side == tuple((n, d // 2) for n, d in plain.n_side)                   # ...half the bytes out
+    assert layout.moved_bytes(nd) == layout.moved_bytes(plain) // 2
+    text = problem_text(check_problem(nd))
+    assert text.endswith(":sci4:b():o2") and problem_from_text(text) == nd
+    assert problem_from_text(problem_text(plain)) == plain and ":o" not in problem_text(plain)
+    cands = strided_candidates(nd, 16, cast="f32>bf16")
+    assert cands and {c.variant for c in cands} == {"ndtile"} and {c.cast for c in cands} == {"f32>bf16"}
+    assert strided_candidates(nd, 16) == []                   # plain configs write 4-byte elements
+    assert "writes 4-byte elements" in strided_problems(nd_space(4)[0], nd, 16)[0]
+    assert default_strided(nd, cast="f32>bf16").key == "ndtile:e4:128x16:t256:v4:r1:p1:none:row:strided:f32>bf16"
+    widen = run_problem(cast_tile_of((33, 65, 61), (2, 1, 0), "bf16>f32"), "bf16>f32")   # 66-byte output rows
+    assert isinstance(widen, NdTileProblem) and widen.out_elem == 4
+    assert default_strided(widen, cast="bf16>f32").variant == "ndtile"
+    with pytest.raises(ValueError, match="multiple of the element size 2"):   # n side's dst: output bytes
+        check_problem(dataclasses.replace(nd, n_side=((263, 2 * 130813 + 1),)))
+    small = cast_tile_of((5, 6, 7), (2, 1, 0))
+    for a, b in zip(host_buffers(small, 3, "f32>bf16"), host_buffers(fuse_tile(small), 3, "f32>bf16")):
+        assert np.array_equal(a, b)                           # the same bytes as the TileProblem's
 
 
 # -- ndshift: shift tiles through offset tables ------------------------------------

@@ -358,6 +358,28 @@ def test_a_tuned_cast_is_what_permute_runs():
     assert torch.equal(autotrans.permute(x, (1, 0), dtype=torch.bfloat16), x.T.contiguous().to(torch.bfloat16))
 
 
+def test_fused_cast_tiles_verify_and_permute_exactly():
+    """A cast's odd (2, 1, 0) order runs as fused tiles (an NdTileProblem of
+    ndtile's cast configs, session 41): every candidate verifies bit-exactly in
+    tune_problem, and permute(dtype=) untuned equals torch's cast of the
+    permutation, for a narrowing and a widening cast."""
+    from autotrans.tuning.strided import strided_candidates, tune_problem
+    torch = torch_mod()
+    dev = driver.device_info(driver.device().ordinal)
+    for src, dst, cast in (("float32", "bfloat16", "f32>bf16"), ("bfloat16", "float32", "bf16>f32")):
+        e, eo = {"float32": 4, "bfloat16": 2}[src], {"float32": 4, "bfloat16": 2}[dst]
+        p = permute_mod.as_strided(layout.canonical((37, 61, 45), layout.c_strides((37, 61, 45), e), e,
+                                                    (2, 1, 0), 16, out_itemsize=eo), 16, cast)
+        assert isinstance(p, layout.NdTileProblem) and p.out_elem == eo, p
+        cfgs = strided_candidates(p, dev.limits, cast=cast)
+        rec = tune_problem(p, save=False, progress=False, reps=3, cast=cast)
+        assert rec.failures == () and {c.key for c in rec.candidates} == {c.key for c in cfgs}
+        assert {c.variant for c in cfgs} == {"ndtile"}
+        x = (torch.randn((257, 129, 263), device="cuda") * 100).to(getattr(torch, src))
+        y = autotrans.permute(x, (2, 1, 0), dtype=getattr(torch, dst))
+        assert torch.equal(y, x.permute(2, 1, 0).contiguous().to(getattr(torch, dst))), cast
+
+
 def test_a_tuned_conjugate_is_what_permute_runs():
     """tune_problem(epilogue=) verifies every conjugating candidate (sign bits
     of the imaginary parts flipped) and stores the winner under the

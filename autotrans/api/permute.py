@@ -152,7 +152,7 @@ def as_strided(problem, align: int, cast: str = "none"):
     """The problem as a strided kernel runs it: a copy as rows (of elements
     the alignment allows), a dense transpose as a tile problem (both:
     kernels.strided.as_strided), then as tuning.strided.run_problem gives it
-    (without a cast, a tile problem of small or odd matrices, or of odd
+    (a tile problem of small or odd matrices, or of odd
     output rows that fusing lengthens, as its fused tiles; short rows in
     input order)."""
     return run_problem(strided.as_strided(problem, align), cast)

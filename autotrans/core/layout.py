@@ -443,7 +443,7 @@ def permutation_of(problem) -> tuple[tuple[int, ...], tuple[int, ...]]:
 def moved_bytes(problem: Canonical) -> int:
     """Bytes the problem writes (the output's size)."""
     if isinstance(problem, NdTileProblem):   # fused tiles (the block at the end)
-        return math.prod(d.size for d in problem.dims()) * problem.elem
+        return math.prod(d.size for d in problem.dims()) * problem.out_elem
     if isinstance(problem, CopyProblem):
         return problem.nbytes // problem.elem * problem.out_elem
     if isinstance(problem, TransposeProblem):
@@ -505,7 +505,7 @@ def apply(problem: Canonical, src: np.ndarray, dst_nbytes: int, cast=None) -> np
         raise TypeError(f"cast must be a cast name or a function, not {type(cast).__name__}")
     src = np.ascontiguousarray(src)
     if isinstance(problem, NdTileProblem):   # fused tiles (the block at the end)
-        return _apply_nd(problem, src, dst_nbytes)
+        return _apply_nd(problem, src, dst_nbytes, cast)
     dst = np.zeros(dst_nbytes, np.uint8)
     shape, sst, dshape, dstr = _views(problem)
     for what, buf, sh, st in (("src", src, shape, sst), ("dst", dst, dshape, dstr)):
@@ -522,11 +522,7 @@ def apply(problem: Canonical, src: np.ndarray, dst_nbytes: int, cast=None) -> np
     if shape[-1] != e:   # a byte copy's or a row's view: one axis more, of elements
         a = a.reshape(shape[:-1] + (shape[-1] // e, e))
         out = out.reshape(dshape[:-1] + (dshape[-1] // eo, eo))
-    words = np.ascontiguousarray(a).view(_words(e))[..., 0]
-    got = np.asarray(cast(words))
-    if got.shape != words.shape:
-        raise ValueError(f"cast returned shape {got.shape} for {words.shape} elements")
-    out[...] = np.ascontiguousarray(got.astype(_words(eo), copy=False)).view(np.uint8).reshape(out.shape)
+    _cast_into(out, a, cast, e, eo)
     return dst
 
 
@@ -547,24 +543,25 @@ class NdTileProblem:
     ``m_side``: the fused rows' dims, (size, src) innermost first; row o,
     decomposed over them (o = i0 + s0 * (i1 + s1 * ...)), starts at input
     byte sum(i_k * src_k) and lands contiguously on the output: output byte
-    o * elem (the dims' output strides are elem * the product of the sizes
-    inside them). ``n_side``: the fused columns' dims, (size, dst) innermost
-    first; column q, decomposed over them, is at input byte q * sci (the dims'
-    input strides are sci * the product of the sizes inside them) and goes to
-    output byte sum(j_k * dst_k). ``batch``: the other dims, outermost first.
-    So input element (batch, o, q) is at src + sum(batch src) + rowoff(o) +
-    q * sci and goes to dst + sum(batch dst) + coloff(q) + o * elem. A
-    TileProblem is the case of one dim a side: ((m, ldi),), ((n, ldo),)."""
+    o * out_elem (the dims' output strides are out_elem * the product of the
+    sizes inside them). ``n_side``: the fused columns' dims, (size, dst)
+    innermost first; column q, decomposed over them, is at input byte q * sci
+    (the dims' input strides are sci * the product of the sizes inside them)
+    and goes to output byte sum(j_k * dst_k). ``batch``: the other dims,
+    outermost first. So input element (batch, o, q) is at src + sum(batch src)
+    + rowoff(o) + q * sci and goes to dst + sum(batch dst) + coloff(q) + o *
+    out_elem. A TileProblem is the case of one dim a side: ((m, ldi),), ((n,
+    ldo),). ``out_elem``: as a TileProblem's (a cast's output elements; output
+    strides count output bytes)."""
     elem: int
     m_side: tuple[tuple[int, int], ...]
     n_side: tuple[tuple[int, int], ...]
     sci: int
     batch: tuple[Dim, ...]
+    out_elem: Optional[int] = None
 
-    @property
-    def out_elem(self) -> int:
-        """The output's element size: the input's (fused tiles take no cast)."""
-        return self.elem
+    def __post_init__(self):
+        _same_out(self)
 
     @property
     def m(self) -> int:
@@ -579,7 +576,7 @@ class NdTileProblem:
     def dims(self) -> tuple[Dim, ...]:
         """Every dim as a Dim (size, src, dst): the m side's, then the n
         side's (innermost first, their linear strides filled in), then batch."""
-        out, run = [], self.elem
+        out, run = [], self.out_elem
         for s, src in self.m_side:
             out.append(Dim(s, src, run))
             run *= s
@@ -593,7 +590,7 @@ class NdTileProblem:
 def fuse_tile(problem: TileProblem, m_side: bool = False) -> NdTileProblem | None:
     """The TileProblem with every batch dim that continues a side linearly
     fused into that side, repeatedly (a dim fused may let another continue
-    it): into the m side, dims whose output stride is elem * M (M: the m
+    it): into the m side, dims whose output stride is out_elem * M (M: the m
     side's size so far), into the n side, dims whose input stride is sci * N.
     A dim that continues both sides is tried on each; of the fusions reached
     (with m_side, those that lengthen the m side, the output rows, alone),
@@ -602,17 +599,18 @@ def fuse_tile(problem: TileProblem, m_side: bool = False) -> NdTileProblem | Non
     if not isinstance(problem, TileProblem):
         raise TypeError(f"fuse_tile takes a TileProblem, not {type(problem).__name__}")
     start = (((problem.m, problem.ldi),), ((problem.n, problem.ldo),), tuple(problem.batch))
-    ends = _fusions(problem.elem, problem.sci, *start)
+    ends = _fusions(problem.out_elem, problem.sci, *start)
     if m_side:
         ends = [s for s in ends if len(s[0]) > 1] or [start]
     best = max(ends, key=lambda s: (_fill(s), -len(s[2]), -ends.index(s)))
     if best == start:
         return None
-    return NdTileProblem(problem.elem, best[0], best[1], problem.sci, best[2])
+    return NdTileProblem(problem.elem, best[0], best[1], problem.sci, best[2], problem.out_elem)
 
 
 def _fusions(elem: int, sci: int, ms: tuple, ns: tuple, batch: tuple) -> list:
-    """Every maximal fusion from this state (m side, n side, batch), m first where a dim fits both."""
+    """Every maximal fusion from this state (m side, n side, batch), m first
+    where a dim fits both; elem: the output's element size."""
     mlen, nlen = math.prod(s for s, _ in ms), math.prod(s for s, _ in ns)
     fit_m = [d for d in batch if d.size > 1 and d.dst == elem * mlen]
     fit_n = [d for d in batch if d.size > 1 and d.src == sci * nlen]
@@ -647,14 +645,15 @@ def _nd_views(p: NdTileProblem) -> tuple[tuple, tuple, tuple, tuple, tuple]:
     batch = tuple(p.batch)
     shape = tuple(d.size for d in batch + mdims + ndims) + (p.elem,)
     src = tuple(d.src for d in batch + mdims + ndims) + (1,)
-    dshape = tuple(d.size for d in batch + ndims + mdims) + (p.elem,)
+    dshape = tuple(d.size for d in batch + ndims + mdims) + (p.out_elem,)
     dst = tuple(d.dst for d in batch + ndims + mdims) + (1,)
     axes = tuple(range(nb)) + tuple(range(nb + km, nb + km + kn)) + tuple(range(nb, nb + km)) + (nb + km + kn,)
     return shape, src, dshape, dst, axes
 
 
-def _apply_nd(problem: NdTileProblem, src: np.ndarray, dst_nbytes: int) -> np.ndarray:
-    """apply() of an NdTileProblem (src: checked, contiguous)."""
+def _apply_nd(problem: NdTileProblem, src: np.ndarray, dst_nbytes: int, cast=None) -> np.ndarray:
+    """apply() of an NdTileProblem (src: checked, contiguous; cast: None or a
+    function from input words to output words)."""
     dst = np.zeros(dst_nbytes, np.uint8)
     shape, sst, dshape, dstr, axes = _nd_views(problem)
     for what, buf, sh, st in (("src", src, shape, sst), ("dst", dst, dshape, dstr)):
@@ -663,7 +662,19 @@ def _apply_nd(problem: NdTileProblem, src: np.ndarray, dst_nbytes: int) -> np.nd
             raise ValueError(f"apply takes fused tiles of non-negative strides, not {problem}")
         if need > buf.size:
             raise ValueError(f"{what} has {buf.size} bytes; {problem} touches {need}")
-    a = np.lib.stride_tricks.as_strided(src, shape, sst, writeable=False)
+    a = np.lib.stride_tricks.as_strided(src, shape, sst, writeable=False).transpose(axes)
     out = np.lib.stride_tricks.as_strided(dst, dshape, dstr)
-    out[...] = a.transpose(axes)
+    if cast is None:
+        out[...] = a
+    else:
+        _cast_into(out, a, cast, problem.elem, problem.out_elem)
     return dst
+
+
+def _cast_into(out: np.ndarray, a: np.ndarray, cast, e: int, eo: int) -> None:
+    """out[...] = cast(a), over byte views whose last axis is one element (e bytes in, eo out)."""
+    words = np.ascontiguousarray(a).view(_words(e))[..., 0]
+    got = np.asarray(cast(words))
+    if got.shape != words.shape:
+        raise ValueError(f"cast returned shape {got.shape} for {words.shape} elements")
+    out[...] = np.ascontiguousarray(got.astype(_words(eo), copy=False)).view(np.uint8).reshape(out.shape)

@@ -16,7 +16,7 @@ strided_candidates(problem, align, cast=config.cast_for("float32", "bfloat16")).
 
 An NdTileProblem (fused tiles, core.layout.fuse_tile) walks B = prod(batch
 sizes) matrices of M x N fused rows and columns; its StridedArgs encoding is
-nd_args'. It takes no cast.
+nd_args'. A cast's carries out_elem as the others do (the ndtile family casts).
 """
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def strided_space(elem_bytes: int, epilogue: str = "none", cast: str = "none") -
     with an epilogue, those of the families that list it in their EPILOGUES
     (tile and vec only for elements of whole groups); with a cast (CASTS:
     elem_bytes its input's; no epilogue), those of the families that take
-    casts (TAKES_CASTS: tile, vec, rows), from their strided_space(elem_bytes,
+    casts (TAKES_CASTS: tile, vec, shift, rows, ndtile), from their strided_space(elem_bytes,
     out_elem_bytes). ValueError for an unknown epilogue or cast, or a cast of
     other elements."""
     if epilogue not in EPILOGUES:

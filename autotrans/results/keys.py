@@ -253,8 +253,9 @@ def problem_from_text(s: str) -> "TileProblem | RowsProblem":
             raise ValueError("not text of a bounded length")
         tile, rows, nd = _TILE_TEXT.match(s), _ROWS_TEXT.match(s), _ND_TEXT.match(s)
         if nd:
-            e, ms, ns, sci, batch = nd.groups()
-            p = NdTileProblem(int(e), _parse_pairs(ms), _parse_pairs(ns), int(sci), _parse_dims(batch))
+            e, ms, ns, sci, batch, out = nd.groups()
+            p = NdTileProblem(int(e), _parse_pairs(ms), _parse_pairs(ns), int(sci), _parse_dims(batch),
+                              int(out or e))
         elif tile:
             e, m, n, ldi, ldo, sci, batch, out = tile.groups()
             p = TileProblem(int(e), int(m), int(n), int(ldi), int(ldo), int(sci), _parse_dims(batch),
@@ -275,31 +276,34 @@ def problem_from_text(s: str) -> "TileProblem | RowsProblem":
 
 # -- fused tiles (NdTileProblem) ------------------------------------------------------
 
-_ND_TEXT = re.compile(rf"^ndtile:e{_N}:m\(([0-9/,]*)\):n\(([0-9/,]*)\):sci{_N}:b\(([0-9/,]*)\)$")
+_ND_TEXT = re.compile(rf"^ndtile:e{_N}:m\(([0-9/,]*)\):n\(([0-9/,]*)\):sci{_N}:b\(([0-9/,]*)\)(?::o{_N})?$")
 _PAIR_TEXT = re.compile(rf"^{_N}/{_N}$")
 
 
 def check_nd(problem: NdTileProblem) -> NdTileProblem:
-    """check_problem of an NdTileProblem: ValueError unless its element size
-    is one of ELEM_SIZES, each side has 1 or more (size, stride) pairs of
-    positive sizes and positive multiples of the element size (sci too), at
-    most MAX_BATCH batch dims and MAX_RANK dims in all, and at most 2**62
-    bytes moved or spanned."""
+    """check_problem of an NdTileProblem: ValueError unless its element sizes
+    (in and out) are of ELEM_SIZES, each side has 1 or more (size, stride)
+    pairs of positive sizes and positive multiples of the element size (sci
+    too; the n side's output strides of the output's), at most MAX_BATCH batch
+    dims and MAX_RANK dims in all, and at most 2**62 bytes moved or spanned."""
     e = as_int(problem.elem, "elem")
     if e not in ELEM_SIZES:
         raise ValueError(f"elem must be one of {ELEM_SIZES}, not {e}")
+    eo = as_int(problem.out_elem, "out_elem")
+    if eo not in ELEM_SIZES:
+        raise ValueError(f"out_elem must be one of {ELEM_SIZES}, not {eo}")
     sides = []
-    for what, pairs in (("m_side", problem.m_side), ("n_side", problem.n_side)):
+    for what, pairs, unit in (("m_side", problem.m_side, e), ("n_side", problem.n_side, eo)):
         if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__len__") or not 1 <= len(pairs) <= MAX_RANK:
             raise ValueError(f"{what} must be 1 to {MAX_RANK} (size, stride) pairs, not {pairs!r:.60}")
         side = []
         for i, pair in enumerate(pairs):
             if not isinstance(pair, tuple) or len(pair) != 2:
                 raise ValueError(f"{what}[{i}] must be a (size, stride) pair, not {pair!r:.60}")
-            side.append((_positive(pair[0], f"{what}[{i}] size"), _stride(pair[1], f"{what}[{i}] stride", e)))
+            side.append((_positive(pair[0], f"{what}[{i}] size"), _stride(pair[1], f"{what}[{i}] stride", unit)))
         sides.append(tuple(side))
     p = NdTileProblem(e, sides[0], sides[1], _stride(problem.sci, "sci", e),
-                      _dims_of(problem.batch, "batch", e, 0, e))
+                      _dims_of(problem.batch, "batch", e, 0, eo), eo)
     dims = p.dims()
     if len(dims) > MAX_RANK:
         raise ValueError(f"an NdTileProblem has at most {MAX_RANK} dims in all, not {len(dims)}")
@@ -307,17 +311,19 @@ def check_nd(problem: NdTileProblem) -> NdTileProblem:
     for d in dims:
         count *= d.size
     span_in = sum((d.size - 1) * d.src for d in dims) + e
-    span_out = sum((d.size - 1) * d.dst for d in dims) + e
-    if count * e > MAX_DIM or span_in > MAX_DIM or span_out > MAX_DIM:
+    span_out = sum((d.size - 1) * d.dst for d in dims) + eo
+    if count * max(e, eo) > MAX_DIM or span_in > MAX_DIM or span_out > MAX_DIM:
         raise ValueError(f"the problem moves or spans over 2**62 bytes: {nd_text(p)[:120]}")
     return p
 
 
 def nd_text(p: NdTileProblem) -> str:
     """``ndtile:e{elem}:m({size}/{src},...):n({size}/{dst},...):sci{sci}:b({size}/{src}/{dst},...)``:
-    each side's pairs innermost first, batch dims outermost first."""
+    each side's pairs innermost first, batch dims outermost first; then
+    ``:o{out_elem}`` where a cast's output elements are of another size."""
     pairs = [",".join(f"{a}/{b}" for a, b in side) for side in (p.m_side, p.n_side)]
-    return f"ndtile:e{p.elem}:m({pairs[0]}):n({pairs[1]}):sci{p.sci}:b({_dims_text(p.batch)})"
+    out = "" if p.out_elem == p.elem else f":o{p.out_elem}"
+    return f"ndtile:e{p.elem}:m({pairs[0]}):n({pairs[1]}):sci{p.sci}:b({_dims_text(p.batch)})" + out
 
 
 def _parse_pairs(text: str) -> tuple:

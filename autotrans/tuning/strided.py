@@ -210,7 +210,7 @@ def run_problem(problem, cast: str = "none"):
     """The problem permute() runs (and ``autotrans tune --axes`` tunes) for a
     canonical one (cast: its conversion, kernels.config.CASTS):
 
-    - without a cast, a TileProblem as its fused tiles (core.layout.fuse_tile)
+    - a TileProblem as its fused tiles (core.layout.fuse_tile; a cast's too)
       where the fusion applies and the matrices are small or odd enough that
       fusing won on the H200 (8-byte elements and up, or 32 x 32 tiles less
       than FUSE_FILL full), or where the fusion lengthens output rows (the
@@ -227,12 +227,12 @@ def run_problem(problem, cast: str = "none"):
       cast, where longer rows favour contiguous writes (benchmarks/NOTES.md,
       session 10);
     - anything else as it is."""
-    if isinstance(problem, TileProblem) and cast == "none":
+    if isinstance(problem, TileProblem):
         fused = layout.fuse_tile(problem)
         if fused is not None:
             if problem.elem >= 8 or _fill(problem.m, 32) * _fill(problem.n, 32) < FUSE_FILL:
                 return fused
-            if fused.m > problem.m and (problem.m * problem.elem) % 16:
+            if fused.m > problem.m and (problem.m * problem.out_elem) % 16:
                 return fused
     if isinstance(problem, RowsProblem):
         out = problem.out_elem or problem.elem
