@@ -163,6 +163,9 @@ _STRIDED += NARROW
 # bytes of stack) since the rows' output offsets joined the tables, and the
 # narrow tiles of 16-byte elements (8 elements a thread).
 _SPILL = {(16, 32, 32, 256)} | {(16, tr, tc, nt) for tr, tc, nt, _ in NARROW}   # (e16 256x8: 8 bytes of stack)
+# Casts that widen to this many bytes spill on the narrow tiles (8 elements a
+# thread: i8>i64 256x8 and 512x4, 8-16 bytes of stack, sm_90).
+_CAST_SPILL = 8
 
 
 def strided_space(e: int, eo: int | None = None):
@@ -173,9 +176,12 @@ def strided_space(e: int, eo: int | None = None):
     its store 32 rows of a column, wanting an odd number), except the narrow
     tiles (NARROW: at most NARROW_WAYS), and those of _SPILL (ptxas spills
     them on some arch). eo: the output's element size of a cast (the same
-    tiles; the config names the cast)."""
+    tiles; the config names the cast, and casts that widen to 8 bytes leave
+    out the narrow tiles, which ptxas 13.0 spills then: _CAST_SPILL)."""
     for tr, tc, nt, order in _STRIDED:
         if tr * tc // nt > max_elems(e) or (e, tr, tc, nt) in _SPILL:
+            continue
+        if (eo or e) >= _CAST_SPILL > e and (tr, tc, nt, order) in NARROW:
             continue
         pad = pad_for(e, tr, tc, nt)
         if bank_ways(e, tr, tc, nt, pad) <= (NARROW_WAYS if (tr, tc, nt, order) in NARROW else 1):

@@ -374,7 +374,7 @@ def test_keys_without_a_cast_are_unchanged():
 def test_cast_keys_round_trip():
     cfgs = [c for cast in CASTS[1:] for c in strided_space(CAST_SIZES[cast][0], cast=cast)]
     assert len(cfgs) > 600 and {c.cast for c in cfgs} == set(CASTS[1:])
-    assert {c.variant for c in cfgs} == {"tile", "vec", "rows", "shift"}
+    assert {c.variant for c in cfgs} == {"tile", "vec", "rows", "shift", "ndtile"}
     for c in cfgs:
         assert c.key.endswith(f":strided:{c.cast}") and KernelConfig.from_key(c.key) == c
         assert KernelConfig.from_dict(c.to_dict()) == c and c.to_dict()["cast"] == c.cast
