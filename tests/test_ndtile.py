@@ -578,9 +578,10 @@ def cast_tile_of(shape, axes, cast="f32>bf16") -> TileProblem:
 
 def test_casts_fuse_by_the_same_rule_and_run_on_ndtile_only():
     """A cast's TileProblem fuses as a plain one (output strides in output
-    bytes: the m side continues where a dim's dst is out_elem * M), its fused
-    problem keys with :o, and only ndtile configs of that cast run it
-    (ndshift takes no cast); the untuned pick is ndtile's rule's tile."""
+    bytes: the m side continues where a dim's dst is out_elem * M) where its
+    input elements are 4 bytes or more (CAST_FUSE_ELEM), its fused problem keys
+    with :o, and only ndtile configs of that cast run it (ndshift takes no
+    cast); the untuned pick is ndtile's rule's tile."""
     odd = cast_tile_of((257, 509, 263), (2, 1, 0))            # output rows of 514 bytes, lengthened
     nd = run_problem(odd, "f32>bf16")
     assert nd == fuse_tile(odd) and nd.m == 257 * 509 and nd.out_elem == 2 and nd.m_side[1] == (509, 263 * 4)
@@ -596,9 +597,13 @@ def test_casts_fuse_by_the_same_rule_and_run_on_ndtile_only():
     assert strided_candidates(nd, 16) == []                   # plain configs write 4-byte elements
     assert "writes 4-byte elements" in strided_problems(nd_space(4)[0], nd, 16)[0]
     assert default_strided(nd, cast="f32>bf16").key == "ndtile:e4:128x16:t256:v4:r1:p1:none:row:strided:f32>bf16"
-    widen = run_problem(cast_tile_of((33, 65, 61), (2, 1, 0), "bf16>f32"), "bf16>f32")   # 66-byte output rows
-    assert isinstance(widen, NdTileProblem) and widen.out_elem == 4
-    assert default_strided(widen, cast="bf16>f32").variant == "ndtile"
+    narrow = run_problem(cast_tile_of((257, 509, 263), (2, 1, 0), "f64>f32"), "f64>f32")   # 8-byte elements
+    assert isinstance(narrow, NdTileProblem) and narrow.out_elem == 4
+    assert default_strided(narrow, cast="f64>f32").variant == "ndtile"
+    widen = cast_tile_of((33, 65, 61), (2, 1, 0), "bf16>f32")   # sub-word input: keeps shift tiles' vectors
+    assert fuse_tile(widen) is not None and run_problem(widen, "bf16>f32") is widen
+    fused = fuse_tile(widen)                                    # though ndtile's casts run it when asked
+    assert fused.out_elem == 4 and default_strided(fused, cast="bf16>f32").variant == "ndtile"
     with pytest.raises(ValueError, match="multiple of the element size 2"):   # n side's dst: output bytes
         check_problem(dataclasses.replace(nd, n_side=((263, 2 * 130813 + 1),)))
     small = cast_tile_of((5, 6, 7), (2, 1, 0))

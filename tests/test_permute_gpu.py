@@ -362,12 +362,13 @@ def test_fused_cast_tiles_verify_and_permute_exactly():
     """A cast's odd (2, 1, 0) order runs as fused tiles (an NdTileProblem of
     ndtile's cast configs, session 41): every candidate verifies bit-exactly in
     tune_problem, and permute(dtype=) untuned equals torch's cast of the
-    permutation, for a narrowing and a widening cast."""
+    permutation, from float32 and from float64."""
     from autotrans.tuning.strided import strided_candidates, tune_problem
     torch = torch_mod()
     dev = driver.device_info(driver.device().ordinal)
-    for src, dst, cast in (("float32", "bfloat16", "f32>bf16"), ("bfloat16", "float32", "bf16>f32")):
-        e, eo = {"float32": 4, "bfloat16": 2}[src], {"float32": 4, "bfloat16": 2}[dst]
+    size = {"float64": 8, "float32": 4, "bfloat16": 2}
+    for src, dst, cast in (("float32", "bfloat16", "f32>bf16"), ("float64", "float32", "f64>f32")):
+        e, eo = size[src], size[dst]
         p = permute_mod.as_strided(layout.canonical((37, 61, 45), layout.c_strides((37, 61, 45), e), e,
                                                     (2, 1, 0), 16, out_itemsize=eo), 16, cast)
         assert isinstance(p, layout.NdTileProblem) and p.out_elem == eo, p

@@ -204,14 +204,19 @@ FUSE_FILL = 0.8   # fuse a TileProblem whose own matrices fill 32 x 32 tiles les
 
 
 SHORT_ROW = 128   # output row bytes below which rows walk in input order (run_problem)
+# A cast's tile problem fuses only from input elements this wide (run_problem):
+# fused tiles that cast run on ndtile alone (ndshift takes no cast), whose 4- and
+# 8-byte loads go by cp.async as the plain float32 and float64 fused tiles that
+# won (NOTES 54); sub-word inputs keep the shift tiles' 16-byte vectors.
+CAST_FUSE_ELEM = 4
 
 
 def run_problem(problem, cast: str = "none"):
     """The problem permute() runs (and ``autotrans tune --axes`` tunes) for a
     canonical one (cast: its conversion, kernels.config.CASTS):
 
-    - a TileProblem as its fused tiles (core.layout.fuse_tile; a cast's too)
-      where the fusion applies and the matrices are small or odd enough that
+    - a TileProblem as its fused tiles (core.layout.fuse_tile; a cast's
+      from elements of 4 bytes or more too, CAST_FUSE_ELEM) where the fusion applies and the matrices are small or odd enough that
       fusing won on the H200 (8-byte elements and up, or 32 x 32 tiles less
       than FUSE_FILL full), or where the fusion lengthens output rows (the
       m side) that are not 16-byte multiples: over 48 3-D (2, 1, 0) orders on
@@ -227,7 +232,7 @@ def run_problem(problem, cast: str = "none"):
       cast, where longer rows favour contiguous writes (benchmarks/NOTES.md,
       session 10);
     - anything else as it is."""
-    if isinstance(problem, TileProblem):
+    if isinstance(problem, TileProblem) and (cast == "none" or problem.elem >= CAST_FUSE_ELEM):
         fused = layout.fuse_tile(problem)
         if fused is not None:
             if problem.elem >= 8 or _fill(problem.m, 32) * _fill(problem.n, 32) < FUSE_FILL:
