@@ -61,6 +61,7 @@ _CASES = (
       ((4096, 4096), (2049, 4095)) for dt, to in (("float32", "bfloat16"), ("float32", "float16"),
                                                 ("bfloat16", "float32"))],
     PermuteCase((4, 2048, 16, 64), "float32", BSHD, to="bfloat16", classes=("cast", "rows")),
+    PermuteCase((229, 457, 241), "float32", (2, 1, 0), to="bfloat16", classes=("cast", "3-D", "odd")),  # fused
     # conjugate transposes
     PermuteCase((2048, 2048), "complex64", (1, 0), conj=True, classes=("conj",)),
     PermuteCase((2, 1024, 1024), "complex128", (0, 2, 1), conj=True, classes=("conj",)),
