@@ -191,10 +191,13 @@ def run_case(torch, cp, autotrans, time_us, copy16, reps, shape, dtype, axes, sl
     copy = min(res["memcpy"]["median_us"], res["copy16"]["median_us"])
     for k, v in res.items():
         v["of_roofline"] = copy / v["median_us"]
+    from autotrans.api.permute import as_strided
+    from autotrans.kernels.config import cast_for
     from autotrans.tuning.strided import run_problem
     canon = autotrans.core_layout.canonical(x.shape, tuple(s * x.element_size() for s in x.stride()),
-                                            x.element_size(), axes)
-    kind = type(canon if to else run_problem(canon)).__name__      # what runs: fused tiles where they apply
+                                            x.element_size(), axes, 16, out_itemsize=want.element_size())
+    cast = cast_for(dtype, to) if to else "none"
+    kind = type(as_strided(canon, 16, cast) if to else run_problem(canon)).__name__   # what runs (fused tiles too)
     return {"exact": exact, "mib": nbytes / 2**20, "problem": kind, "results": res, "roofline_us": copy,
             "host_us": statistics.median(host), "tuned": tuned_as}
 
