@@ -232,9 +232,21 @@ def test_row_dict_holds_each_contender_and_the_roofline():
     assert row["roofline"]["by"] == "copy16" and row["roofline"]["us"] == 134.0
     t = row["results"]["tuned"]
     assert t["gbps"] == pytest.approx(2 * 256 * MIB / 140e-6 / 1e9)
-    assert t["frac_roofline"] == pytest.approx(134 / 140) and t["frac_datasheet"] == pytest.approx(t["gbps"] / 4800)
+    assert t["frac_roofline"] == pytest.approx(134 / 140) and t["frac_datasheet"] is None   # make_row names no GPU
     assert row["autotrans_us"] == row["tuned_us"] == 140.0 and row["torch_us"] == 500.0   # `autotrans bench` keys
     json.dumps(row, allow_nan=False)
+
+
+def test_datasheet_fraction_is_over_the_measured_gpus_own_bandwidth():
+    assert bm.datasheet_gbps("NVIDIA H200") == 4800 and bm.datasheet_gbps("NVIDIA H100 80GB HBM3") == 3350
+    assert bm.datasheet_gbps("NVIDIA H100 PCIe") == 2000 and bm.datasheet_gbps("Tesla T4") is None
+    case = Case((8192, 8192), "float32", ("square",), False)
+    row = Row(case, {"tuned": ok(140.0), "memcpy": ok(136.0)}, datasheet_gbps=3350.0).to_dict()
+    t = row["results"]["tuned"]
+    assert t["frac_datasheet"] == pytest.approx(t["gbps"] / 3350) and t["frac_datasheet"] > 0.6
+    assert f"| {t['frac_datasheet']:.3f} |" in bm.markdown([row]) and "of datasheet" in bm.markdown([row])
+    meta = {"gpu": "NVIDIA H100 80GB HBM3", "datasheet_gbps": 3350.0}
+    assert "datasheet 3.35 TB/s" in bm.report(bm.new_doc(meta))
 
 
 def test_peer_target_needs_tuned_at_least_as_fast_as_the_best_peer():

@@ -35,3 +35,14 @@ def test_a_broken_link_is_reported(tmp_path):
     md.write_text("[a](there.md) [b](gone.json#top) [c](https://example.org/x) [d](#anchor) [e](sub/)")
     assert broken_links(md) == ["gone.json#top", "sub/"]
     assert len(DOCS) > 10 and DOCS[0].name == "README.md"
+
+
+def test_the_readme_results_table_is_the_result_file_it_names():
+    """README's ## Results: its table and targets line are readme_table of the
+    result file its "The table and [...](...)" sentence links, verbatim."""
+    from autotrans.tools.bench import load_results, readme_table
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Results"):]
+    source = re.search(r"The table and \[[^]]+\]\(([^)]+)\)", section).group(1)
+    expected = readme_table(load_results(REPO / source.replace(".md", ".json"))).strip()
+    assert expected.startswith("Measured with") and expected in section

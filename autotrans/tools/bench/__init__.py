@@ -48,13 +48,13 @@ from .measure import REPS
 from .problems import PermuteCase, problem_grid
 from .readme import README_CASES, readme_table
 from .report import LIMITS, markdown, report
-from .results import CONTENDERS, LABELS, Result, Row, one_line
+from .results import CONTENDERS, LABELS, Result, Row, datasheet_gbps, one_line
 from .run import Bench, progress_line, run
 from .suite import new_doc, run_suite, tune_time, write
 from .targets import TARGETS, Check, Tally, evaluate, flags, summary, tune_checks
 
 __all__ = ["device_or_error", "BANDS", "CLASSES", "CONTENDERS", "GRID_SQUARES", "LABELS", "LIMITS", "METHOD", "MIB", "README_CASES",
-           "PermuteCase", "REPS", "TARGETS", "Bench", "Case", "Check", "Result", "Row", "Tally", "band", "evaluate",
+           "PermuteCase", "REPS", "TARGETS", "Bench", "Case", "Check", "Result", "Row", "Tally", "band", "datasheet_gbps", "evaluate",
            "flags", "grid", "held_out", "load_results", "markdown", "new_doc", "one_line", "parse_cases",
            "problem_grid", "progress_line", "quick", "readme_table", "report", "run", "run_suite", "summary",
            "tune_checks", "tune_time", "write", "zoo"]

@@ -21,7 +21,8 @@ METHOD = [
     f"Medians and IQRs over {REPS} repetitions (unless stated otherwise in meta.reps).",
     "Roofline: the faster of cudaMemcpy device-to-device and a 16-byte vector copy kernel "
     "(cuda_templates/roofline.cu, with a scalar tail) moving the same bytes in the same run. "
-    "GB/s = 2 x bytes / time; 'of 4.8 TB/s' is that over the datasheet bandwidth.",
+    "GB/s = 2 x bytes / time; 'of datasheet' is that over the GPU's memory bandwidth on its "
+    "datasheet (meta.datasheet_gbps: results.DATASHEETS; none for a GPU not named there).",
     "Peers, in the same process on the same data and stream: torch eager out.copy_(x.mT); "
     "torch.compile(lambda t: t.mT.contiguous(), dynamic=False) compiled afresh for each shape "
     "(dynamo reset, recompile limits raised); CuPy ascontiguousarray(x.swapaxes(-1, -2)); "

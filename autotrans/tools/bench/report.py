@@ -7,7 +7,7 @@ import numpy as np
 from ...core.problem import gbps
 from .cases import MIB
 from .document import METHOD, number
-from .results import DATASHEET_GBPS, LABELS, PEER_COLUMNS
+from .results import LABELS, PEER_COLUMNS
 from .targets import checks_of, evaluate, flags, ok_result, summary, tune_checks
 
 
@@ -48,7 +48,7 @@ def _cells(row: dict) -> list[str]:
     t, roof, frac = ok_result(res, "tuned"), row.get("roofline"), frac_roofline(row)
     roof_s = f"{roof['us']:.1f} ({roof.get('by')})" if roof else "–"
     gb = f"{gbps(row['nbytes'], t['median_us']):.0f}" if t else "–"
-    datasheet = ratio(gbps(row["nbytes"], t["median_us"]) / DATASHEET_GBPS) if t else "–"
+    datasheet = ratio(t.get("frac_datasheet")) if t and number(t.get("frac_datasheet")) else "–"
     return ([row["name"], mib(row["nbytes"]), roof_s, _tuned_cell(t, res), gb,
              ratio(frac) + (" ⚑" if frac and frac > 1.0 else ""), datasheet, ratio(checks["untuned"].value)]
             + [_us(res.get(k)) for k in PEER_COLUMNS]
@@ -59,7 +59,7 @@ def markdown(rows) -> str:
     """The per-case table of benchmark rows (what `autotrans bench` prints):
     medians in µs, the tuned kernel against the roofline and the datasheet,
     untuned against tuned, the best peer against tuned."""
-    head = ("| case | MiB | roofline µs | tuned µs (IQR) | GB/s | of roofline | of 4.8 TB/s | untuned/tuned "
+    head = ("| case | MiB | roofline µs | tuned µs (IQR) | GB/s | of roofline | of datasheet | untuned/tuned "
             "| torch | torch.compile | CuPy | geam | XLA* µs | best peer/tuned |\n"
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     return head + "".join("| " + " | ".join(_cells(r)) + " |\n" for r in rows)
@@ -91,8 +91,9 @@ def _meta_line(m: dict) -> str:
     return (f"{m.get('fingerprint', m.get('gpu', '?'))}, {m.get('sms', '?')} SMs, "
             f"L2 {(m.get('l2_bytes') or 0) / MIB:.0f} MiB; autotrans {m.get('autotrans', '?')} "
             f"(space {m.get('space', '?')}); {soft or 'no peers'}; {m.get('date', '?')}; "
-            f"{m.get('reps', '?')} repetitions per case, L2 flush {(m.get('flush_bytes') or 0) / MIB:.0f} MiB."
-            + gone + warn)
+            f"{m.get('reps', '?')} repetitions per case, L2 flush {(m.get('flush_bytes') or 0) / MIB:.0f} MiB; "
+            + (f"datasheet {m['datasheet_gbps'] / 1000:g} TB/s." if number(m.get("datasheet_gbps"))
+               else "no datasheet bandwidth known.") + gone + warn)
 
 
 # Where the measurements of what limits each class of miss are (benchmarks/NOTES.md);

@@ -8,7 +8,10 @@ from ...core.problem import gbps
 from ...tuning import timing
 from .cases import Case, band
 
-DATASHEET_GBPS = 4800.0         # the H200's HBM3e bandwidth on its datasheet
+# Memory bandwidth on the datasheet, GB/s, by a part of the GPU's name (the first that
+# matches; most specific first). A GPU not named here gets no datasheet fraction.
+DATASHEETS = (("H200", 4800.0), ("H100 NVL", 3900.0), ("H100 PCIe", 2000.0), ("H100 80GB HBM3", 3350.0),
+              ("A100-SXM4-80GB", 2039.0), ("A100-SXM4-40GB", 1555.0))
 CONTENDERS = ("tuned", "untuned", "memcpy", "copy16", "torch", "torch_compile", "cupy", "geam", "jax")
 ROOFLINE = ("memcpy", "copy16")
 PEERS = ("torch", "torch_compile", "cupy", "geam")    # the peer target's field (XLA is an estimate)
@@ -16,6 +19,11 @@ PEER_COLUMNS = PEERS + ("jax",)                        # every peer, as the tabl
 LABELS = {"tuned": "autotrans tuned", "untuned": "autotrans untuned", "memcpy": "cudaMemcpy D2D",
           "copy16": "16-byte copy kernel", "torch": "torch eager", "torch_compile": "torch.compile",
           "cupy": "CuPy", "geam": "cuBLAS geam", "jax": "XLA*"}
+
+
+def datasheet_gbps(gpu: str) -> float | None:
+    """The datasheet's memory bandwidth (GB/s) of the GPU named gpu; None if not in DATASHEETS."""
+    return next((gbps for part, gbps in DATASHEETS if part in str(gpu)), None)
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
@@ -59,6 +67,7 @@ class Row:
     results: dict = field(default_factory=dict)     # contender name -> Result
     spin_us: float = 0.0
     seconds: float = 0.0
+    datasheet_gbps: float | None = None             # the GPU's (datasheet_gbps), for frac_datasheet
 
     def roofline(self) -> tuple[float, str] | None:
         """(µs, which) of the faster copy, or None if neither ran."""
@@ -70,8 +79,9 @@ class Row:
         out = {"name": c.name, "shape": list(c.shape), "bmn": list(c.bmn), "dtype": c.dtype,
                "elem_bytes": c.elem_bytes, "nbytes": c.nbytes, "classes": list(c.classes),
                "held_out": c.held_out, "band": band(c.nbytes), "aligned": c.aligned,
-               "roofline": None if roof is None else _figures(c.nbytes, roof[0], {"us": roof[0], "by": roof[1]}),
-               "results": {k: _result_dict(r, c.nbytes, roof) for k, r in self.results.items()},
+               "roofline": None if roof is None else _figures(c.nbytes, roof[0], {"us": roof[0], "by": roof[1]},
+                                                           self.datasheet_gbps),
+               "results": {k: _result_dict(r, c.nbytes, roof, self.datasheet_gbps) for k, r in self.results.items()},
                "spin_us": self.spin_us, "seconds": round(self.seconds, 3)}
         # flat "<contender>_us" medians, as `autotrans bench` and `autotrans report` read them
         for name, r in self.results.items():
@@ -82,17 +92,17 @@ class Row:
         return out
 
 
-def _figures(nbytes: int, us: float, d: dict) -> dict:
-    """d with the GB/s of moving nbytes in us and its fraction of the datasheet."""
+def _figures(nbytes: int, us: float, d: dict, datasheet: float | None) -> dict:
+    """d with the GB/s of moving nbytes in us and its fraction of the datasheet (None: not known)."""
     d["gbps"] = gbps(nbytes, us)
-    d["frac_datasheet"] = d["gbps"] / DATASHEET_GBPS
+    d["frac_datasheet"] = d["gbps"] / datasheet if datasheet else None
     return d
 
 
-def _result_dict(r: Result, nbytes: int, roof) -> dict:
+def _result_dict(r: Result, nbytes: int, roof, datasheet: float | None) -> dict:
     d = r.to_dict()
     if r.status == "ok":
-        _figures(nbytes, r.median_us, d)
+        _figures(nbytes, r.median_us, d, datasheet)
         d["frac_roofline"] = roof[0] / r.median_us if roof else None
     return d
 

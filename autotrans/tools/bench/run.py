@@ -16,7 +16,7 @@ from .cases import MIB, Case
 from .gpu import Data, Gpu
 from .measure import REPS, copy16_entry, measure, memcpy_entry, spin_us
 from .peers import Peers, Xla, cupy_entry, geam_entry, jax_entry, torch_compile_entry, torch_entry
-from .results import CONTENDERS, PEER_COLUMNS, Entry, Result, Row, one_line
+from .results import CONTENDERS, PEER_COLUMNS, Entry, Result, Row, datasheet_gbps, one_line
 from .targets import checks_of
 
 MAKERS = {"tuned": ours.tuned_entry, "untuned": ours.untuned_entry, "memcpy": memcpy_entry,
@@ -30,6 +30,7 @@ class Bench:
     def __init__(self, *, peers: bool = True, jax: bool = True, torch_compile: bool = True,
                  tune: bool = True, reps: int = REPS):
         self.gpu = Gpu()
+        self.datasheet = datasheet_gbps(self.gpu.dev.id.name)
         self.peers = Peers()
         self.reps = max(1, int(reps))
         self.tune = tune
@@ -59,14 +60,16 @@ class Bench:
         finally:
             ready.clear()
             self._clean_up(data)
-        return Row(case, {k: results[k] for k in CONTENDERS if k in results}, spin, time.perf_counter() - t0)
+        return Row(case, {k: results[k] for k in CONTENDERS if k in results}, spin, time.perf_counter() - t0,
+                   self.datasheet)
 
     def safe_run(self, case: Case) -> Row:
         """run_case, or a row whose tuned result says why the case failed."""
         try:
             return self.run_case(case)
         except Exception as exc:
-            return Row(case, {"tuned": Result("failed", note=f"the case failed: {one_line(exc)}")})
+            return Row(case, {"tuned": Result("failed", note=f"the case failed: {one_line(exc)}")},
+                       datasheet_gbps=self.datasheet)
 
     def _prepare(self, name: str, case: Case, data: Data):
         """A checked Entry (or Xla), or the Result saying why not."""

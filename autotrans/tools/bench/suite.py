@@ -22,7 +22,7 @@ from .cases import Case
 from .document import FORMAT, FORMAT_VERSION, METHOD, load_results
 from .measure import REPS
 from .report import report
-from .results import DATASHEET_GBPS
+from .results import datasheet_gbps
 from .run import Bench, progress_line
 from .targets import TARGETS
 
@@ -34,7 +34,7 @@ def meta(bench: Bench) -> dict:
             "driver": dev.id.driver, "cuda": dev.id.cuda, "autotrans": VERSION, "space": space_id(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "host": platform.node(), "python": platform.python_version(), "numpy": np.__version__,
-            "reps": bench.reps, "flush_bytes": bench.gpu.flush_bytes, "datasheet_gbps": DATASHEET_GBPS,
+            "reps": bench.reps, "flush_bytes": bench.gpu.flush_bytes, "datasheet_gbps": datasheet_gbps(dev.id.name),
             "contenders": list(bench.contenders)}
 
 
