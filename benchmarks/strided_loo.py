@@ -56,20 +56,24 @@ def winner(table: dict, here) -> str | None:
     return next((k for k, _ in sorted(table.items(), key=lambda kv: -kv[1]) if _runs(k, here)), None)
 
 
-def predicted(table: dict, there, here, weight: float) -> str | None:
-    """The table's config (tuned on ``there``) predicted fastest on ``here``."""
-    best, scored = max(table.values()), []
+def predicted(table: dict, there, here, weight: float, margin: float = predict.RERANK_MARGIN) -> str | None:
+    """The table's config (tuned on ``there``) predicted fastest on ``here``
+    (predict.margin_pick: the table's winner that runs here stays unless
+    another is predicted ``margin`` faster)."""
+    best, scored = max(table.values()), {}
     for k, frac in table.items():
         if not _runs(k, here):
             continue
         cfg = KernelConfig.from_key(k)
         t0 = launch_shape(cfg, there)
         t = predict.Timed(cfg, frac / best, predict.fill(cfg, t0), predict.spread(cfg, t0, SMS))
-        scored.append((predict.score(t, launch_shape(cfg, here), SMS, weight), k))
-    return max(scored)[1] if scored else None
+        scored[cfg] = predict.score(t, launch_shape(cfg, here), SMS, weight)
+    top = winner(table, here)
+    pick = predict.margin_pick(scored, KernelConfig.from_key(top) if top else None, margin)
+    return pick.key if pick else None
 
 
-def leave_one_out(rows: list[dict], weight: float) -> list[tuple]:
+def leave_one_out(rows: list[dict], weight: float, margin: float = predict.RERANK_MARGIN) -> list[tuple]:
     """(case, nearest case, winner's fraction of the best, prediction's) per left-out row."""
     cases = [(r["case"], problem_of(r), {k: v for k, v in r["all"].items() if v}) for r in rows if r.get("all")]
     logs = {name: tuple(math.log(max(x, 1)) for x in strided_shape(p)) for name, p, _ in cases}
@@ -80,7 +84,7 @@ def leave_one_out(rows: list[dict], weight: float) -> list[tuple]:
         if not near:
             continue
         _, n, q, t = min(near, key=lambda x: x[0])
-        old, new = winner(t, p), predicted(t, q, p, weight)
+        old, new = winner(t, p), predicted(t, q, p, weight, margin)
         if old in table and new in table:
             best = max(table.values())
             out.append((name, n, table[old] / best, table[new] / best))
@@ -96,13 +100,16 @@ def main(argv=None) -> int:
     ap.add_argument("files", nargs="*", help="probe JSON files (default: benchmarks/results/nd-*.json)")
     ap.add_argument("--weight", type=float, default=predict.STRIDED_FILL_WEIGHT,
                     help="fill weight of the prediction (default: %(default)s, api.predict.STRIDED_FILL_WEIGHT)")
+    ap.add_argument("--margin", type=float, default=predict.RERANK_MARGIN,
+                    help="the winner stays unless another is predicted this much faster "
+                         "(default: %(default)s, api.predict.RERANK_MARGIN)")
     args = ap.parse_args(argv)
     files = args.files or sorted(str(p) for p in (REPO / "benchmarks" / "results").glob("nd-*.json"))
     print("| file | problems | nearest's winner: geomean (worst) | predicted: geomean (worst) |")
     print("|---|---:|---:|---:|")
     every = []
     for f in files:
-        rows = leave_one_out(json.loads(Path(f).read_text()), args.weight)
+        rows = leave_one_out(json.loads(Path(f).read_text()), args.weight, args.margin)
         every += rows
         if rows:
             old, new = [r[2] for r in rows], [r[3] for r in rows]

@@ -111,3 +111,17 @@ def test_untuned_picks_of_random_shapes_transpose_them_exactly_in_the_emulator(t
     for (cfg, x), got in zip(items, emulate_many(items)):
         assert got.guards_ok, cfg.key
         assert got.out.tobytes() == np.ascontiguousarray(np.swapaxes(x, 1, 2)).tobytes(), (cfg.key, x.shape)
+
+
+def test_a_strided_winner_gives_way_only_to_a_config_predicted_a_margin_faster():
+    """margin_pick: the record's re-timed winner stays against near-ties
+    (log scores within RERANK_MARGIN: one first-pass timing and a few percent
+    of fill are within the tuner's noise; 5x2049x4097 float32 -> bfloat16 lost
+    0.86 -> 0.73 of the roofline to a 0.6% predicted gain, NOTES 63)."""
+    from autotrans.api.predict import RERANK_MARGIN, margin_pick
+    a, b = KernelConfig.from_key("tile:e4:32x32:t256:v4:r1:p1:none:col"), KernelConfig.from_key(
+        "vec:e4:64x64:t256:v16:r4:p0:xor:col")
+    near, far = math.log1p(RERANK_MARGIN) * 0.8, math.log1p(RERANK_MARGIN) * 1.2
+    assert margin_pick({a: 0.0, b: near}, a) == a and margin_pick({a: 0.0, b: far}, a) == b
+    assert margin_pick({a: 0.0, b: near}, b) == b and margin_pick({b: near}, a) == b   # the winner not scored
+    assert margin_pick({a: -1.0, b: 0.0}, a, margin=0.0) == b and margin_pick({}, a) is None

@@ -14,7 +14,9 @@ from autotrans.results.shipped import shipped_problems
 from autotrans.results.store import ResultCache
 from autotrans.results.transfer import export_text
 from autotrans.tuning.space import space_id
+from autotrans.api import predict
 from autotrans.api.predict import rerank_problem
+from autotrans.kernels.strided import strided_shape
 from autotrans.tuning.strided import run_problem, runs_problem, strided_candidates
 
 from conftest import A100, H200
@@ -100,6 +102,24 @@ def test_a_nearest_tile_that_leaves_rows_idle_here_gives_way_to_one_that_fills_t
     ch = choose(here, rc)
     assert (ch.config, ch.source) == (t80, "nearest") and "tile fill" in ch.reason
     assert choose(nd((37, 61, 103, 53), (2, 0, 3, 1)), rc).config == t64     # 61 rows again: the winner
+
+
+def test_a_rows_winner_stays_where_its_idle_columns_move_no_bytes(tmp_path):
+    """Rows of 251 float32 won by 4x256 (fill 0.98); rows of 263 fill half its
+    second column block, which moves nothing there, so the winner stays
+    (ROWS_FILL_WEIGHT 0): on an H100 untuned 130.7 µs with 64x16, the fill's
+    pick, against 104.7 tuned with 4x256 (NOTES 63). A tile problem's idle
+    rows do cost (the test above)."""
+    there, here = nd((233, 457, 251), (1, 0, 2), 4), nd((257, 509, 263), (1, 0, 2), 4)
+    assert isinstance(here, layout.RowsProblem) and problem_class(there) == problem_class(here)
+    cands = {c.key: c for c in strided_candidates(there, LIMITS)}
+    wide, short = cands["rows:e4:4x256:t128:v4:r1:p0:none:row:strided"], cands["rows:e4:64x16:t256:v4:r1:p0:none:row:strided"]
+    rc = ResultCache(tmp_path)
+    k = key(there)
+    assert rc.put_problem(k, problem_record(k, best=wide, configs=[wide, short], n_candidates=2))
+    ch = choose(here, rc)
+    assert (ch.config, ch.source) == (wide, "nearest") and "its winner" in ch.reason
+    assert predict.fill(short, strided_shape(here)) > 0.9 > 0.6 > predict.fill(wide, strided_shape(here))
 
 
 def test_other_casts_epilogues_devices_and_templates_are_not_near(tmp_path):

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from ..core.device import Limits
+from ..core.layout import RowsProblem
 from ..core.problem import as_bmn
 from ..kernels.config import KernelConfig
 from ..kernels.strided import launch_shape
@@ -19,7 +20,9 @@ from ..results.record import TuneRecord
 from ..tuning.space import admits
 
 FILL_WEIGHT = 0.5       # predicted time x (fill there / fill here) ** FILL_WEIGHT
-STRIDED_FILL_WEIGHT = 1.0   # the same for strided problems (a tile's idle rows cost their time)
+STRIDED_FILL_WEIGHT = 1.0   # the same for strided tile problems (a tile's idle rows cost their time)
+ROWS_FILL_WEIGHT = 0.0      # and for RowsProblems: a rows block's idle columns move no bytes (NOTES 63)
+RERANK_MARGIN = 0.05        # a strided record's winner gives way only to a config predicted this much faster
 SPREAD_WEIGHT = 0.25    # ... x (spread there / spread here) ** SPREAD_WEIGHT
 BLOCKS_PER_SM = 4       # spread: blocks / (this many a SM), at most 1
 
@@ -118,17 +121,29 @@ def rerank_problem(record: TuneRecord, there, here, runs) -> KernelConfig | None
     ``there``) predicted fastest on the problem ``here``: each candidate that
     ``runs(cfg)`` by score() on the shape it launches there and here, fill
     weighted by STRIDED_FILL_WEIGHT (a 64-row tile tuned on 61-row matrices
-    leaves half its rows idle on 65). The record's winner takes ties; None
-    when no candidate runs."""
+    leaves half its rows idle on 65; ROWS_FILL_WEIGHT for a RowsProblem). The
+    record's winner (re-timed, where the others were timed once) stays unless
+    another is predicted RERANK_MARGIN faster; None when no candidate runs."""
     sms = record.device.sms
     pool = {t.cfg: t for t in problem_timings(record, there) if runs(t.cfg)}
     if record.best not in pool and runs(record.best):
         pool[record.best] = _timed(record.best, 1.0, launch_shape(record.best, there), sms)
-    if not pool:
+    weight = ROWS_FILL_WEIGHT if isinstance(here, RowsProblem) else STRIDED_FILL_WEIGHT
+    return margin_pick({cfg: score(t, launch_shape(cfg, here), sms, weight) for cfg, t in pool.items()},
+                       record.best)
+
+
+def margin_pick(scored: dict, winner, margin: float = RERANK_MARGIN):
+    """The best of ``scored`` (config -> score()), but ``winner`` where it is
+    scored and none beats it by ``margin``; None for an empty dict."""
+    if not scored:
         return None
-    return min(pool.values(), key=lambda t: (-score(t, launch_shape(t.cfg, here), sms, STRIDED_FILL_WEIGHT),
-                                             t.cfg != record.best, t.cfg.key)).cfg
+    best = min(scored, key=lambda c: (-scored[c], c != winner, c.key))
+    if winner in scored and scored[best] - scored[winner] < math.log1p(margin):
+        return winner
+    return best
 
 
 __all__ = ["fill", "spread", "score", "rerank", "runs_here", "timings", "Timed", "FILL_WEIGHT", "SPREAD_WEIGHT",
-           "BLOCKS_PER_SM", "problem_timings", "rerank_problem", "STRIDED_FILL_WEIGHT"]
+           "BLOCKS_PER_SM", "problem_timings", "rerank_problem", "margin_pick", "STRIDED_FILL_WEIGHT",
+           "ROWS_FILL_WEIGHT", "RERANK_MARGIN"]
