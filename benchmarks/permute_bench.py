@@ -44,6 +44,8 @@ CASES = [  # (name, shape, dtype, axes, slice or None, what the target asks)
     ("BSHD->BHSD", (8, 4096, 16, 64), "float16", (0, 2, 1, 3), None, ">= 0.92"),
     ("BSHD->BHSD", (16, 2048, 32, 128), "float16", (0, 2, 1, 3), None, ">= 0.92"),
     ("BSHD->BHSD", (4, 4096, 32, 8), "float32", (0, 2, 1, 3), None, ">= 0.92"),
+    ("BSHD->BHSD odd D", (8, 2048, 16, 67), "float16", (0, 2, 1, 3), None, ">= 0.85"),   # 134-byte rows
+    ("odd rows", (600, 517, 70), "int8", (1, 0, 2), None, ">= 0.85"),                      # 70-byte rows
     *[("3-D", (257, 509, 263), "float32", ax, None, ">= 0.85")
       for ax in ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))],
     *[("4-D", (33, 65, 129, 61), "float32", ax, None, ">= 0.85")
@@ -260,6 +262,27 @@ def markdown(doc) -> str:
     return "\n".join(lines + _misses_section(doc)) + "\n"
 
 
+def readme_table(untuned: dict, tuned: dict) -> str:
+    """The README's permute() table from an untuned and a tuned run's
+    documents: each case of both, autotrans' fraction of the roofline in
+    each, and each peer's (one figure where both runs agree to 2 decimals,
+    else untuned run / tuned run)."""
+    key = lambda r: (r["name"], tuple(r["shape"]), r["dtype"], tuple(r["axes"]), r["view"])  # noqa: E731
+    other = {key(r): r for r in tuned["cases"]}
+    f = lambda r, k: f"{r['results'][k]['of_roofline']:.2f}" if r and k in r["results"] else "—"  # noqa: E731
+    lines = ["| case | shape | dtype | axes | untuned | tuned | torch eager | torch.compile | CuPy |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|"]
+    for r in untuned["cases"]:
+        t = other.get(key(r))
+        if t is None:
+            continue
+        peers = [f(r, k) if f(r, k) == f(t, k) else f"{f(r, k)} / {f(t, k)}" for k in PEERS]
+        lines.append(f"| {r['name']} | {'x'.join(map(str, r['shape']))}{' view' if r['view'] else ''} | "
+                     f"{r['dtype']} | {tuple(r['axes'])} | {f(r, 'autotrans')} | {f(t, 'autotrans')} | "
+                     + " | ".join(peers) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _roofline(r) -> str:
     """The roofline's time and which copy set it (runs before the 16-byte copy: memcpy alone)."""
     res = r["results"]
@@ -276,13 +299,20 @@ def _tuned_as(r) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="folder for permute.json and permute.md")
+    ap.add_argument("--out", help="folder for permute.json and permute.md (needed but with --readme)")
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--tuned", action="store_true", help="tune each case first; write permute-tuned.json/.md")
     ap.add_argument("--cases", metavar="REGEX", help="only cases whose label (e.g. '3-D int8 511x1031x257 int8 (2, 1, 0)') matches")
     ap.add_argument("--render", action="store_true",
                     help="run nothing: write the .md again from the .json already in --out (no GPU)")
+    ap.add_argument("--readme", nargs=2, metavar=("UNTUNED.json", "TUNED.json"),
+                    help="run nothing: print the README's table from an untuned and a tuned run (no GPU)")
     args = ap.parse_args(argv)
+    if args.readme:
+        print(readme_table(*(json.loads(Path(f).read_text()) for f in args.readme)), end="")
+        return 0
+    if not args.out:
+        ap.error("--out is required (but with --readme)")
     try:
         cases = selected(args.cases)
     except re.error as exc:

@@ -49,14 +49,19 @@ def main(argv=None) -> int:
         by_input = dataclasses.replace(prob, rows=tuple(sorted(prob.rows, key=lambda d: -d.src)))
         for what, p in (("rows in output order", prob), ("rows in input order", by_input)):
             rec = tune_problem(p, save=False, progress=False, reps=a.reps, top=a.top, configs=base + extra)
-            cands = sorted((c for c in rec.candidates if c.retimed), key=lambda c: c.median_us)
-            print(f"\n{shape} {np.dtype(dt).name} {AXES}, {what} {p.rows}: {len(base)} space + {len(extra)} "
-                  f"extra; memcpy {rec.memcpy_us:.1f} µs")
-            for c in cands:
-                tag = " (extra)" if c.key in {x.key for x in extra} else ""
-                print(f"  {c.key}{tag}: {c.median_us:.1f} µs ({c.q1_us:.1f}-{c.q3_us:.1f}), "
-                      f"{rec.memcpy_us / c.median_us:.3f} of memcpy")
+            print_retimed(rec, extra, f"{shape} {np.dtype(dt).name} {AXES}, {what} {p.rows}: {len(base)} space + "
+                                      f"{len(extra)} extra", "extra")
     return 0
+
+
+def print_retimed(rec, extra, title: str, tag: str) -> None:
+    """A tune record's re-timed candidates, fastest first, each as µs (IQR)
+    and a fraction of the record's memcpy; those of ``extra`` tagged."""
+    print(f"\n{title}; memcpy {rec.memcpy_us:.1f} µs")
+    for c in sorted((c for c in rec.candidates if c.retimed), key=lambda c: c.median_us):
+        mark = f" ({tag})" if c.key in {x.key for x in extra} else ""
+        print(f"  {c.key}{mark}: {c.median_us:.1f} µs ({c.q1_us:.1f}-{c.q3_us:.1f}), "
+              f"{rec.memcpy_us / c.median_us:.3f} of memcpy")
 
 
 if __name__ == "__main__":

@@ -67,12 +67,22 @@ def problems(c) -> list[str]:
         return p + ["rows' tile_cols*elem_bytes must be a multiple of vec_bytes" if c.cast == "none" else
                     f"rows' tile_cols must be a multiple of vec_elems ({c.vec_elems})"]
     g = geometry(c)
+    if c.tile_cols & (c.tile_cols - 1) and g.row_vecs % 32:
+        p.append(f"a tile row of other than a power of two must be whole vectors of 32 lanes "
+                 f"({32 * c.vec_elems} elements), not {c.tile_cols}")
     if c.tile_rows % g.per_pass:
         p.append(f"tile_rows must be a multiple of threads / min(32, vectors of a tile row) ({g.per_pass})")
     elif g.passes * g.vecs > MAX_VECS or g.passes * g.vecs * v > MAX_THREAD_BYTES:
         p.append(f"a thread holds at most {MAX_VECS} vectors and {MAX_THREAD_BYTES} bytes "
                  f"(here {g.passes}x{g.vecs} of {v} B)")
     return p
+
+
+def odd_side(c) -> str:
+    """A rows tile may be as wide as any whole number of its 32 lanes' vectors
+    (problems() checks that), not only a power of two: a row-sized tile
+    (rows_fit_probe.py) moves a row of e.g. 263 elements in one block."""
+    return "cols"
 
 
 def _wide_problems(c) -> list[str]:
@@ -174,3 +184,42 @@ def strided_space(e: int, eo: int | None = None):
         tr = nt // min(tcv, 32) * rows
         yield dict(variant="rows", elem_bytes=e, tile_rows=tr, tile_cols=rowb // w, threads=nt, vec_bytes=v,
                    layout="strided")
+
+
+# Row-sized tiles (benchmarks/rows_fit_probe.py, NOTES 63): rows whose accesses are under 4
+# bytes (row bytes and strides not 4-byte multiples) move in one block a band of rows, a tile
+# row the row rounded up to 32 lanes' vectors, 4 or 2 rows a thread, 64 or 128 threads. On an
+# H100, (8, 2048, 16, 67) float16 (0, 2, 1, 3) went 0.27 -> 0.60 of a memcpy (8x96:t64) and
+# (600, 517, 70) int8 (1, 0, 2) 0.35 -> 0.63 (8x64:t64, 2-byte words); rows of 263 float32
+# (4-byte accesses) lost 2.5% to the space's 4x256, so those keep the space alone.
+ROW_SIZED_BELOW = 4             # accesses under this many bytes
+ROW_SIZED = ((64, 4), (128, 4), (64, 2), (128, 2))   # (threads, rows a thread); the first that fits: untuned
+ROW_SIZED_LANE_VECS = 7         # vectors a lane of a tile row at most (8 of 2 rows spill 24 B: ptxas 13.0, sm_90)
+
+
+def row_access(problem) -> int:
+    """The widest access (bytes, at most ACCESS) that a RowsProblem's row bytes and row strides are multiples of."""
+    def fits(v):
+        return (problem.n * problem.elem) % v == 0 and all(d.src % v == 0 and d.dst % v == 0 for d in problem.rows)
+    return max(v for v in (1, 2, 4, 8, ACCESS) if fits(v))
+
+
+def problem_space(problem, eo: int | None = None):
+    """Keyword arguments of the row-sized tiles (ROW_SIZED order) of a
+    RowsProblem without a cast whose accesses would be under ROW_SIZED_BELOW
+    bytes and whose rows are at most ROW_SIZED_LANE_VECS vectors a lane;
+    none for others (rows.problems() drops those over its register bounds)."""
+    e = problem.elem
+    if not isinstance(problem, RowsProblem) or (eo or e) != e or problem.out_elem != e:
+        return
+    v = row_access(problem)
+    if v >= ROW_SIZED_BELOW:
+        return
+    k = v // e
+    tc = -(-problem.n // (32 * k)) * 32 * k
+    if tc // k // 32 > ROW_SIZED_LANE_VECS:
+        return
+    for nt, rows in ROW_SIZED:
+        yield dict(variant="rows", elem_bytes=e, tile_rows=nt // 32 * rows, tile_cols=tc, threads=nt,
+                   vec_bytes=v, layout="strided")
+

@@ -687,6 +687,19 @@ def test_permute_report_lists_what_each_case_misses(row, want):
     assert len(got) == len(want) and all(g.startswith(w) for g, w in zip(got, want))
 
 
+def test_permute_readme_table_pairs_the_untuned_and_tuned_runs():
+    pb = _script("permute_bench")
+    untuned = _permute_row(">= 0.85", 110.0, [("torch.compile", 105.0), ("cupy", 300.0)])
+    tuned = _permute_row(">= 0.85", 100.0, [("torch.compile", 104.0), ("cupy", 300.0)])
+    for row in (untuned, tuned):
+        for res in row["results"].values():
+            res["of_roofline"] = 100.0 / res["median_us"]
+    lone = dict(untuned, name="only untuned")
+    table = pb.readme_table({"cases": [untuned, lone]}, {"cases": [tuned]})
+    assert table.splitlines()[2] == "| case | 4x5x6 | float32 | (2, 1, 0) | 0.91 | 1.00 | — | 0.95 / 0.96 | 0.33 |"
+    assert len(table.splitlines()) == 3                     # a case of one run only is left out
+
+
 def test_permute_report_names_the_faster_copy_as_the_roofline():
     pb = _script("permute_bench")
     row = _permute_row(">= 0.85", 110.0)
@@ -1044,3 +1057,14 @@ def test_strided_loo_reads_each_pick_from_the_left_out_problems_own_table():
     name, near, old, new = got["67x65x129x61 float16 (2, 0, 3, 1)"]
     assert near == "37x61x101x53 float16 (2, 0, 3, 1)" and (old, new) == (pytest.approx(0.40 / 0.72), 1.0)
     assert all(r[2] == r[3] for r in loo.leave_one_out(rows, 0.0))     # no fill weight: the winner
+
+
+def test_rows_fit_probe_builds_row_sized_tiles_of_the_widest_access():
+    probe = _script("rows_fit_probe")
+    from autotrans.core.layout import c_strides, canonical
+    f32 = canonical((25, 50, 263), c_strides((25, 50, 263), 4), 4, (1, 0, 2))
+    f16 = canonical((2, 64, 4, 67), c_strides((2, 64, 4, 67), 2), 2, (0, 2, 1, 3))
+    assert {c.key for c in probe.row_sized(f32)} == {f"rows:e4:{nt // 32}x288:t{nt}:v4:r1:p0:none:row:strided"
+                                                     for nt in probe.THREADS}      # 9 vectors a lane: 1 row
+    keys = {c.key for c in probe.row_sized(f16)}
+    assert "rows:e2:8x96:t64:v2:r1:p0:none:row:strided" in keys and len(keys) == 12

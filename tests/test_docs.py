@@ -46,3 +46,20 @@ def test_the_readme_results_table_is_the_result_file_it_names():
     source = re.search(r"The table and \[[^]]+\]\(([^)]+)\)", section).group(1)
     expected = readme_table(load_results(REPO / source.replace(".md", ".json"))).strip()
     assert expected.startswith("Measured with") and expected in section
+
+
+def test_the_readme_permute_table_is_the_two_runs_it_names():
+    """README's ### permute(): its table is permute_bench.py --readme of the
+    untuned and tuned result files it links first, verbatim."""
+    import importlib.util
+    import json
+    spec = importlib.util.spec_from_file_location("permute_bench_docs", REPO / "benchmarks" / "permute_bench.py")
+    pb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pb)
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### permute()"):]
+    untuned, tuned = LINK.findall(section)[:2]
+    assert "tuned" not in Path(untuned).name and "tuned" in Path(tuned).name
+    docs = [json.loads((REPO / f.replace(".md", ".json")).read_text(encoding="utf-8")) for f in (untuned, tuned)]
+    table = pb.readme_table(*docs)
+    assert table.count("\n") > 20 and table in section

@@ -19,8 +19,8 @@ from autotrans.core.layout import MAX_BATCH, Dim, RowsProblem, TileProblem
 from autotrans.core.problem import ELEM_SIZES
 from autotrans.emulate.emulator import emulate, emulate_strided, emulate_strided_many
 from autotrans.kernels.config import KernelConfig
-from autotrans.kernels.strided import (byte_extent, pack, pointer_alignment, strided_args, strided_problems,
-                                       strided_shape, strided_space)
+from autotrans.kernels.strided import (byte_extent, pack, pointer_alignment, problem_space, strided_args,
+                                       strided_problems, strided_shape, strided_space)
 from autotrans.kernels.templates import (STRIDED_ARGS, python_view, render, render_unit, strided_offsets,
                                          template_dir, template_file)
 from autotrans.tuning.space import default_space
@@ -273,6 +273,14 @@ def test_strips_of_shift_tiles_compile_without_spills_in_few_registers(tmp_path,
     assert max(c.info["registers"] for c in compile_configs(cfgs, arch, root=tmp_path).values()) <= 64
 
 
+@pytest.mark.parametrize("arch", ["sm_90", pytest.param("sm_80", marks=pytest.mark.exhaustive)])
+def test_row_sized_rows_tiles_compile_without_spills(tmp_path, arch):
+    cfgs = {c for e in (1, 2) for p in (RowsProblem(e, n, (Dim(9, e * n + e, e * n),)) for n in range(1, 257, 2))
+            for c in problem_space(p)}
+    assert len(cfgs) >= 40 and max(c.tile_cols for c in cfgs) == 224
+    assert_compiles_without_spills(sorted(cfgs, key=lambda c: c.key), tmp_path, arch)
+
+
 # -- the emulator against NumPy --------------------------------------------------
 
 PAD = 32   # bytes before a view's first byte in its buffer
@@ -497,6 +505,27 @@ def test_rows_index_math_matches_numpy(e):
     assert all(isinstance(c.problem, RowsProblem) for c in cases)
     assert {len(c.problem.rows) for c in cases} >= {0, 1, 3, 4}
     run_cases([c for c in strided_space(e) if c.variant == "rows"], cases)
+
+
+def test_row_sized_rows_tiles_move_odd_rows_exactly():
+    """A rows tile as wide as a row of 263 float32 rounded to its 32 lanes
+    (288: 9 vectors a lane, one block a row) or of 70 int8 (96: 3 a lane);
+    other widths must be whole vectors of 32 lanes."""
+    rng = np.random.default_rng(7)
+    with pytest.raises(ValueError, match="whole vectors of 32 lanes"):
+        KernelConfig.from_key("rows:e4:4x280:t128:v4:r1:p0:none:row:strided")
+    f32 = [KernelConfig.from_key(f"rows:e4:{tr}x288:t{nt}:v4:r1:p0:none:row:strided")
+           for tr, nt in ((4, 128), (8, 256))]
+    assert f32[0].family.geometry(f32[0]) == families.of("rows").Geometry(288, 32, 4, 1, 9)
+    cases = [Case(rng, (5, 7, 263), (1, 0, 2), 4), Case(rng, (3, 2, 4, 263), (2, 0, 1, 3), 4, in_pad=1, out_pad=3)]
+    assert run_cases(f32, cases) == 4
+    i8 = [KernelConfig.from_key("rows:e1:8x96:t256:v1:r1:p0:none:row:strided")]
+    assert run_cases(i8, [Case(rng, (9, 5, 70), (1, 0, 2), 1), Case(rng, (4, 3, 5, 70), (0, 2, 1, 3), 1)]) == 2
+    f16 = [Case(rng, (2, 9, 3, 67), (0, 2, 1, 3), 2), Case(rng, (5, 7, 35), (1, 0, 2), 2, in_pad=1)]
+    sized = {c for case in f16 for c in problem_space(case.problem)}
+    assert {"rows:e2:8x96:t64:v2:r1:p0:none:row:strided", "rows:e2:8x64:t64:v2:r1:p0:none:row:strided"} <= {
+        c.key for c in sized}
+    assert run_cases(sorted(sized, key=lambda c: c.key), f16) >= len(f16)
 
 
 def test_the_check_sees_a_wrong_pitch():

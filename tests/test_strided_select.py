@@ -113,7 +113,8 @@ def test_a_rows_winner_stays_where_its_idle_columns_move_no_bytes(tmp_path):
     there, here = nd((233, 457, 251), (1, 0, 2), 4), nd((257, 509, 263), (1, 0, 2), 4)
     assert isinstance(here, layout.RowsProblem) and problem_class(there) == problem_class(here)
     cands = {c.key: c for c in strided_candidates(there, LIMITS)}
-    wide, short = cands["rows:e4:4x256:t128:v4:r1:p0:none:row:strided"], cands["rows:e4:64x16:t256:v4:r1:p0:none:row:strided"]
+    wide = cands["rows:e4:4x256:t128:v4:r1:p0:none:row:strided"]
+    short = cands["rows:e4:64x16:t256:v4:r1:p0:none:row:strided"]
     rc = ResultCache(tmp_path)
     k = key(there)
     assert rc.put_problem(k, problem_record(k, best=wide, configs=[wide, short], n_candidates=2))

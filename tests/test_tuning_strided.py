@@ -119,6 +119,30 @@ def test_the_default_fills_a_row_and_follows_the_epilogue():
         default_strided(TILE, epilogue="conj")
 
 
+def test_rows_of_sub_word_accesses_default_to_a_row_sized_tile():
+    """(B, S, H, D) float16 with D = 67 (134-byte rows: 2-byte accesses) and
+    int8 rows of 70 (35 two-byte words): the row-sized tiles are candidates
+    and the first, 64 threads of 4 rows, is the untuned pick (H100: 0.27 ->
+    0.60 and 0.35 -> 0.63 of a memcpy, NOTES 63). Rows of 4-byte accesses
+    (263 float32), 16-byte ones and casts keep the space alone; rows too long
+    for a row-sized tile's 16 vectors a thread take the rule."""
+    odd = layout.canonical((8, 64, 16, 67), layout.c_strides((8, 64, 16, 67), 2), 2, (0, 2, 1, 3))
+    words = run_problem(layout.canonical((60, 51, 70), layout.c_strides((60, 51, 70), 1), 1, (1, 0, 2)))
+    assert (odd.elem, odd.n, words.elem, words.n) == (2, 67, 2, 35)
+    assert default_strided(odd).key == "rows:e2:8x96:t64:v2:r1:p0:none:row:strided"
+    assert default_strided(words).key == "rows:e2:8x64:t64:v2:r1:p0:none:row:strided"
+    sized = {c.key for c in strided_candidates(odd) if c.tile_cols == 96}
+    assert sized == {"rows:e2:8x96:t64:v2:r1:p0:none:row:strided", "rows:e2:16x96:t128:v2:r1:p0:none:row:strided",
+                     "rows:e2:4x96:t64:v2:r1:p0:none:row:strided", "rows:e2:8x96:t128:v2:r1:p0:none:row:strided"}
+    f32 = run_problem(layout.canonical((25, 50, 263), layout.c_strides((25, 50, 263), 4), 4, (1, 0, 2)))
+    aligned = layout.canonical((8, 64, 16, 64), layout.c_strides((8, 64, 16, 64), 2), 2, (0, 2, 1, 3))
+    cast = layout.canonical((8, 64, 16, 67), layout.c_strides((8, 64, 16, 67), 2), 2, (0, 2, 1, 3), out_itemsize=4)
+    for p, c in ((f32, "none"), (aligned, "none"), (cast, "f16>f32")):
+        assert all(x.tile_cols & (x.tile_cols - 1) == 0 for x in strided_candidates(p, cast=c)), problem_text(p)
+    long = layout.canonical((4, 64, 8, 301), layout.c_strides((4, 64, 8, 301), 2), 2, (0, 2, 1, 3))
+    assert default_strided(long).tile_cols & (default_strided(long).tile_cols - 1) == 0
+
+
 @pytest.mark.parametrize("dtype, geometry", [(np.int8, (128, 64, 128)), (np.float16, (64, 64, 256)),
                                              (np.float32, (64, 64, 256))])
 def test_odd_rows_default_to_a_shift_tile(dtype, geometry):

@@ -28,7 +28,8 @@ from ..core.problem import ELEM_SIZES
 from .config import CAST_SIZES, CASTS, EPILOGUE_GROUPS, EPILOGUES, KernelConfig
 from .templates import STRIDED_ARGS
 
-__all__ = ["strided_shape", "launch_shape", "strided_args", "nd_args", "pack", "pointer_alignment", "strided_problems",
+__all__ = ["problem_space", "strided_shape", "launch_shape", "strided_args", "nd_args", "pack", "pointer_alignment",
+           "strided_problems",
            "strided_space", "strided_candidates", "epilogue_problems", "as_tile", "as_rows", "as_strided",
            "dense_tile", "dense_problems",
            "byte_extent"]
@@ -195,6 +196,25 @@ def strided_space(elem_bytes: int, epilogue: str = "none", cast: str = "none") -
                 continue
             if getattr(fam, "keep", None) is None or fam.keep(c):
                 out.append(c)
+    return list(dict.fromkeys(out))
+
+
+def problem_space(problem, epilogue: str = "none", cast: str = "none") -> list[KernelConfig]:
+    """Candidates for this one strided problem beside strided_space's: each
+    family's problem_space(problem, out_elem_bytes) (rows: row-sized tiles for
+    rows of sub-word accesses), valid configs of this epilogue and cast only."""
+    _check_cast(problem.elem, epilogue, cast)
+    eo = CAST_SIZES[cast][1] if cast != "none" else None
+    out = []
+    for fam in families.modules():
+        takes = epilogue in getattr(fam, "EPILOGUES", ("none",))
+        if not takes or (cast != "none" and not getattr(fam, "TAKES_CASTS", False)):
+            continue
+        for kw in getattr(fam, "problem_space", lambda p, eo: ())(problem, eo):
+            try:
+                out.append(KernelConfig(**kw, epilogue=epilogue, cast=cast))
+            except ValueError:
+                continue
     return list(dict.fromkeys(out))
 
 

@@ -23,7 +23,8 @@ from ..core.layout import NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import dtype_of_size
 from ..families import ndtile as _ndtile
 from ..kernels.config import EPILOGUE_GROUPS, KernelConfig
-from ..kernels.strided import byte_extent, launch_shape, strided_args, strided_problems, strided_shape, strided_space
+from ..kernels.strided import (byte_extent, launch_shape, problem_space, strided_args, strided_problems, strided_shape,
+                               strided_space)
 from ..results.keys import ProblemKey, check_problem, problem_text
 from ..results.record import TuneRecord
 from ..results.shipped import for_device, shipped_problems
@@ -58,7 +59,8 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     the widest accesses (for a cast's rows, the 32- and 64-byte vectors that
     make both sides 16-byte accesses, where the rows allow them: rows.py's
     WIDE_VECS: the (B,S,H,D) float32 -> bfloat16 rows 0.85 -> 0.94 of a copy
-    untuned on the H200, NOTES 27); then the tile whose row is nearest
+    untuned on the H200, NOTES 27), but a row-sized tile (rows.problem_space)
+    for rows of sub-word accesses; then the tile whose row is nearest
     the problem's row without exceeding it (log2 distance, a longer one
     counting twice). An NdTileProblem: _nd_default. None when none can."""
     fits = [c for c in strided_space(problem.elem, epilogue, cast)
@@ -70,6 +72,9 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
         return shift
     if isinstance(problem, NdTileProblem):
         return _nd_default(problem, fits)
+    sized = [c for c in problem_space(problem, epilogue, cast) if not _fit(c, problem, align, limits, epilogue, cast)]
+    if sized:
+        return sized[0]
     row = problem.n * problem.elem
 
     def score(c):
@@ -216,8 +221,8 @@ def run_problem(problem, cast: str = "none"):
     canonical one (cast: its conversion, kernels.config.CASTS):
 
     - a TileProblem as its fused tiles (core.layout.fuse_tile; a cast's
-      from elements of 4 bytes or more too, CAST_FUSE_ELEM) where the fusion applies and the matrices are small or odd enough that
-      fusing won on the H200 (8-byte elements and up, or 32 x 32 tiles less
+      from elements of 4 bytes or more too, CAST_FUSE_ELEM) where the fusion
+      applies and the matrices are small or odd enough that fusing won on the H200 (8-byte elements and up, or 32 x 32 tiles less
       than FUSE_FILL full), or where the fusion lengthens output rows (the
       m side) that are not 16-byte multiples: over 48 3-D (2, 1, 0) orders on
       an H100 the best tile of the chosen form rose from 0.938 to 0.986 of
@@ -263,7 +268,7 @@ def strided_candidates(problem: TileProblem | RowsProblem, limits: Limits = Limi
     to ``align`` bytes on a device of these limits; the untuned default first
     (it sets the early-stop bar), then in space order."""
     problem = check_problem(problem)
-    cfgs = [c for c in strided_space(problem.elem, epilogue, cast)
+    cfgs = [c for c in strided_space(problem.elem, epilogue, cast) + problem_space(problem, epilogue, cast)
             if not _fit(c, problem, align, limits, epilogue, cast)]
     return default_first(cfgs, default_strided(problem, align, limits, epilogue, cast))
 

@@ -44,6 +44,9 @@ _CASES = (
         ((4, 2048, 16, 64), "float16"), ((8, 1024, 32, 8), "float32"), ((4, 2048, 16, 64), "int8"),
         ((2, 1024, 16, 128), "float32"))],
     PermuteCase((233, 457, 251), "float32", (1, 0, 2), classes=("rows", "odd")),
+    # rows of sub-word accesses (2-byte-aligned rows: 134 B, 70 B), the row-sized rows tiles' class
+    PermuteCase((4, 1024, 16, 67), "float16", BSHD, classes=("rows", "odd")),
+    PermuteCase((300, 311, 70), "int8", (1, 0, 2), classes=("rows", "odd")),
     # (2, 1, 0) of odd 3-D arrays: batched strided transposes at any alignment
     *[PermuteCase(s, dt, (2, 1, 0), classes=("3-D", "odd")) for s, dt in (
         ((401, 701, 241), "int8"), ((301, 501, 203), "float16"), ((229, 457, 241), "float32"),
