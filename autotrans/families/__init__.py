@@ -13,7 +13,9 @@ Families that run strided launches (KernelConfig.layout "strided": the
 TileProblems, NdTileProblems and RowsProblems of autotrans.core.layout) also define LAYOUTS
 (the layouts they take; without it, ("dense",)), strided_problems(c, problem,
 align) (why c cannot run that problem, with pointers aligned to align bytes)
-and strided_space(elem_bytes) (keyword arguments of strided candidates).
+and strided_space(elem_bytes) (keyword arguments of strided candidates), and
+optionally problem_space(problem, out_elem_bytes) (candidates for that one strided
+problem beside strided_space's: rows' row-sized tiles).
 """
 from __future__ import annotations
 

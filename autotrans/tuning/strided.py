@@ -222,7 +222,8 @@ def run_problem(problem, cast: str = "none"):
 
     - a TileProblem as its fused tiles (core.layout.fuse_tile; a cast's
       from elements of 4 bytes or more too, CAST_FUSE_ELEM) where the fusion
-      applies and the matrices are small or odd enough that fusing won on the H200 (8-byte elements and up, or 32 x 32 tiles less
+      applies and the matrices are small or odd enough that fusing won on
+      the H200 (8-byte elements and up, or 32 x 32 tiles less
       than FUSE_FILL full), or where the fusion lengthens output rows (the
       m side) that are not 16-byte multiples: over 48 3-D (2, 1, 0) orders on
       an H100 the best tile of the chosen form rose from 0.938 to 0.986 of

@@ -54,7 +54,8 @@ from .suite import new_doc, run_suite, tune_time, write
 from .targets import TARGETS, Check, Tally, evaluate, flags, summary, tune_checks
 
 __all__ = ["device_or_error", "BANDS", "CLASSES", "CONTENDERS", "GRID_SQUARES", "LABELS", "LIMITS", "METHOD", "MIB", "README_CASES",
-           "PermuteCase", "REPS", "TARGETS", "Bench", "Case", "Check", "Result", "Row", "Tally", "band", "datasheet_gbps", "evaluate",
+           "PermuteCase", "REPS", "TARGETS", "Bench", "Case", "Check", "Result", "Row", "Tally", "band",
+           "datasheet_gbps", "evaluate",
            "flags", "grid", "held_out", "load_results", "markdown", "new_doc", "one_line", "parse_cases",
            "problem_grid", "progress_line", "quick", "readme_table", "report", "run", "run_suite", "summary",
            "tune_checks", "tune_time", "write", "zoo"]
