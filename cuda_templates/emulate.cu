@@ -13,6 +13,8 @@
 //     a strided kernel's launch: ARGS_FILE holds its at::StridedArgs as Python
 //     packs it (templates.STRIDED_ARGS; the pointers are replaced by IN_FILE's
 //     bytes at IN_OFF and OUT_FILE's at OUT_OFF); OUT_FILE is rewritten in place.
+//     Every global access must lie inside its file's buffer and be naturally
+//     aligned (check_hook), as on the GPU; one that is not ends the run (exit 3).
 //   sectors NAME B M N IN_FILE IN_OFF OUT_FILE OUT_OFF
 //     runs the launch as "run" does and prints "sectors LOADS LOAD_SECTORS
 //     STORES STORE_SECTORS LOAD_BYTES STORE_BYTES": its global-memory warp
@@ -128,6 +130,34 @@ static void ghook(const void* p, int bytes, int store) {
   ++g_gseq;
 }
 
+// The strided job's check of every global access (the sectors job counts them
+// instead): naturally aligned (at most to 16 bytes: at::Words16), as the GPU
+// needs, and inside the input or output file's buffer; a load may read on to
+// the end of the 256 aligned bytes that hold the buffer's last byte (shift
+// tiles read whole aligned vectors of a row or two past a matrix: GPU
+// allocations start 256-byte aligned and are rounded up at least that far).
+// Else one line, exit 3.
+static const char* g_lo[2] = {nullptr, nullptr};
+static const char* g_hi[2] = {nullptr, nullptr};
+
+static void check_hook(const void* p, int bytes, int store) {
+  if (!p) return;   // at::idle_g
+  const char* c = (const char*)p;
+  const int align = bytes < 16 ? bytes : 16;
+  const uintptr_t hi = store ? (uintptr_t)g_hi[1] : ((uintptr_t)g_hi[0] + 255) / 256 * 256;
+  if (c < g_lo[store] || (uintptr_t)(c + bytes) > hi || (uintptr_t)c % (uintptr_t)align) {
+    fprintf(stderr, "global %s out of bounds or misaligned: offset %lld, %d bytes, buffer %lld bytes\n",
+            store ? "store" : "load", (long long)(c - g_lo[store]), bytes, (long long)(g_hi[store] - g_lo[store]));
+    exit(3);
+  }
+}
+
+static void start_checks(const Buffer& in, const Buffer& out) {
+  g_lo[0] = in.data(), g_hi[0] = in.data() + in.size();
+  g_lo[1] = out.data(), g_hi[1] = out.data() + out.size();
+  at::gmem_hook = check_hook;
+}
+
 static void start_sectors(const Buffer& in, const Buffer& out) {
   g_gbase[0] = in.data(), g_gbase[1] = out.data();
   g_insts[0] = g_insts[1] = g_sectors[0] = g_sectors[1] = g_bytes[0] = g_bytes[1] = 0;
@@ -230,6 +260,7 @@ static int run_strided(const char* name, const char* argp, const char* inp, long
   g_last_tid = g_last_phase = -1;
   at::smem_hook = hook;
   if (sectors) start_sectors(in, out);
+  else start_checks(in, out);
   bool ran = e->strided_fn(a, smem.data());
   at::smem_hook = nullptr;
   at::gmem_hook = nullptr;

@@ -46,6 +46,14 @@ bool emulate(const Args& a, char* smem) {
   }
 }
 
+// The grid of a strided launch of K with arguments a: K::strided_grid(a) where
+// the template's launch shape is not a's (flat.cu: kernels.strided.launch_shape), else at::blocks.
+template <class K, class = void> struct has_strided_grid { static constexpr bool value = false; };
+template <class K>
+struct has_strided_grid<K, decltype(void(K::strided_grid(*(const StridedArgs*)nullptr)))> {
+  static constexpr bool value = true;
+};
+
 // One strided launch of K (at::run_strided's work), as emulate does a dense one.
 template <class K>
 bool emulate_strided(const StridedArgs& a, char* smem) {
@@ -53,7 +61,9 @@ bool emulate_strided(const StridedArgs& a, char* smem) {
     return false;
   } else {
     if (a.B <= 0 || a.M <= 0 || a.N <= 0) return true;
-    const long long n = blocks<K>(a.B, a.M, a.N);
+    long long n;
+    if constexpr (has_strided_grid<K>::value) n = K::strided_grid(a);
+    else n = blocks<K>(a.B, a.M, a.N);
     if (n >= (1ll << 31)) return false;
     for (uint32_t blk = 0; blk < (uint32_t)n; ++blk) {
       if constexpr (has_block<K>::value) {

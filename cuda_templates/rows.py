@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autotrans.core.layout import RowsProblem
+from autotrans.core.layout import RowsProblem, row_access
 
 VARIANTS = ("rows",)
 TEMPLATE = "rows.cu"
@@ -197,13 +197,6 @@ ROW_SIZED = ((64, 4), (128, 4), (64, 2), (128, 2))   # (threads, rows a thread);
 ROW_SIZED_LANE_VECS = 7         # vectors a lane of a tile row at most (8 of 2 rows spill 24 B: ptxas 13.0, sm_90)
 
 
-def row_access(problem) -> int:
-    """The widest access (bytes, at most ACCESS) that a RowsProblem's row bytes and row strides are multiples of."""
-    def fits(v):
-        return (problem.n * problem.elem) % v == 0 and all(d.src % v == 0 and d.dst % v == 0 for d in problem.rows)
-    return max(v for v in (1, 2, 4, 8, ACCESS) if fits(v))
-
-
 def problem_space(problem, eo: int | None = None):
     """Keyword arguments of the row-sized tiles (ROW_SIZED order) of a
     RowsProblem without a cast whose accesses would be under ROW_SIZED_BELOW
@@ -212,7 +205,7 @@ def problem_space(problem, eo: int | None = None):
     e = problem.elem
     if not isinstance(problem, RowsProblem) or (eo or e) != e or problem.out_elem != e:
         return
-    v = row_access(problem)
+    v = row_access(problem, ACCESS)
     if v >= ROW_SIZED_BELOW:
         return
     k = v // e

@@ -108,6 +108,9 @@ def test_strided_space_is_small_and_every_entry_valid(e):
         kws = list(fam.strided_space(e))
         cfgs = [KernelConfig(**kw) for kw in kws]          # none invalid, so none silently left out
         shift = "shift" in fam.VARIANTS                   # shift and ndshift: elements of 1-4 B
+        if "flat" in fam.VARIANTS:                        # flat's candidates are the problem's (problem_space)
+            assert cfgs == []
+            continue
         assert (1 if not shift or e <= 4 else 0) <= len(cfgs) <= 18
         assert all(c.layout == "strided" for c in cfgs)
         assert all(getattr(fam, "keep", lambda c: True)(c) for c in cfgs)
@@ -537,6 +540,25 @@ def test_the_check_sees_a_wrong_pitch():
     assert np.array_equal(good, case.want)
     case.problem = dataclasses.replace(case.problem, ldo=case.problem.ldo - 4)
     assert not np.array_equal(emulate_strided(*case.job(TILE)), case.want)
+
+
+def test_the_emulator_stops_a_misaligned_or_out_of_bounds_access(tmp_path):
+    """Past Python's checks (emulate_strided refuses both), the emulator itself
+    ends a launch whose global access is misaligned or outside its buffers, as
+    the GPU would fault: 16-byte stores 4 bytes off, and an output buffer 16
+    bytes short."""
+    from autotrans.emulate.emulator import _run, build
+    case = Case(np.random.default_rng(2), (2, 37, 3, 4), (0, 2, 1, 3), 4)    # rows of 16 bytes
+    assert not strided_problems(ROWS, case.problem, 16)
+    exe = build([ROWS])
+    (tmp_path / "args").write_bytes(pack(case.problem, 0, 0))
+    (tmp_path / "in").write_bytes(case.src.tobytes())
+    for out, off in ((case.dst, case.dst_offset + 4), (case.dst[:-PAD - 16], case.dst_offset)):
+        (tmp_path / "out").write_bytes(out.tobytes())
+        with pytest.raises(RuntimeError, match="global store out of bounds or misaligned"):
+            _run(exe, [f"strided {ROWS.name} args in {case.src_offset} out {off}\n"], tmp_path)
+    (tmp_path / "out").write_bytes(case.dst.tobytes())
+    assert _run(exe, [f"strided {ROWS.name} args in {case.src_offset} out {case.dst_offset}\n"], tmp_path)
 
 
 def test_emulator_refuses_what_a_config_cannot_run():

@@ -18,7 +18,7 @@ from autotrans.core import layout
 from autotrans.core.device import Limits
 from autotrans.core.layout import Dim, RowsProblem, TileProblem, TransposeProblem
 from autotrans.emulate.emulator import emulate_strided_many
-from autotrans.kernels.strided import strided_problems, strided_space
+from autotrans.kernels.strided import problem_space, strided_problems, strided_space
 from autotrans.results.keys import ProblemKey, problem_text
 from autotrans.results.store import ResultCache
 from autotrans.tuning.space import space_id
@@ -67,19 +67,21 @@ def test_candidates_are_every_strided_config_that_runs_the_problem(problem):
     cfgs = strided_candidates(problem)
     assert cfgs and len({c.key for c in cfgs}) == len(cfgs)
     assert cfgs[0] == default_strided(problem)
-    space = strided_space(problem.elem)
+    space = strided_space(problem.elem) + problem_space(problem)
     runs = [c for c in space if not strided_problems(c, problem, TUNE_ALIGN)
             and not Limits().problems(c.threads, c.smem_bytes)]
     assert set(cfgs) == set(runs)
     assert all(c.layout == "strided" and c.elem_bytes == problem.elem for c in cfgs)
-    family = {"rows"} if isinstance(problem, RowsProblem) else {"tile", "vec", "shift"}
+    family = {"rows", "flat"} if isinstance(problem, RowsProblem) else {"tile", "vec", "shift"}
     assert {c.variant for c in cfgs} <= family
 
 
 def test_candidates_follow_the_problem_alignment_and_limits():
     assert {c.variant for c in strided_candidates(TILE)} == {"tile", "vec", "shift"}   # 4-byte elements
     assert {c.variant for c in strided_candidates(GATHER)} == {"tile"}        # columns apart: no vectors
-    assert {c.vec_bytes for c in strided_candidates(ODD_ROWS)} == {4}         # rows of 12 bytes
+    odd = strided_candidates(ODD_ROWS)                                       # rows of 12 bytes:
+    assert {c.vec_bytes for c in odd if c.variant == "rows"} == {4}           # rows in 4-byte accesses,
+    assert {c.vec_bytes for c in odd if c.variant == "flat"} == {16}          # flat runs in 16-byte stores
     at4 = strided_candidates(TILE, align=4)
     assert max(c.vec_bytes for c in at4 if c.variant != "shift") == 4
     assert any(c.variant == "shift" for c in at4)                            # realigns rows at any element

@@ -203,7 +203,7 @@ def _load_strided(problem, align: int, epilogue: str, cast: str, ctx: int, ordin
     if ch.source not in ("tuned", "shipped"):
         capture.note_problem(problem, cast, epilogue)       # for `autotrans tune --from` (AUTOTRANS_CAPTURE)
     kernel = _kernel(ch.config, ctx, dev.arch)
-    return kernel.strided_launcher(strided.launch_shape(ch.config, problem), strided.strided_args(problem, 0, 0)[2:])
+    return kernel.strided_launcher(*strided.launch_args(ch.config, problem))
 
 
 def kernel_for(shape, elem_bytes: int, align: int = 16, tune=None, ordinal: int | None = None):

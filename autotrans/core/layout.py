@@ -115,6 +115,18 @@ class RowsProblem:
         _same_out(self)
 
 
+def row_access(problem: RowsProblem, widest: int = 16) -> int:
+    """The widest power-of-two access (bytes, at most widest) that a
+    RowsProblem's row bytes and every row stride are multiples of: what its
+    rows can move in (the rows and flat families' choice of kernel)."""
+    def fits(v):
+        return (problem.n * problem.elem) % v == 0 and all(d.src % v == 0 and d.dst % v == 0 for d in problem.rows)
+    v = 1
+    while v < widest and fits(2 * v):
+        v *= 2
+    return v
+
+
 # Any of the four (typing.Union: the package still runs on Python 3.9).
 Canonical = Union[CopyProblem, TransposeProblem, TileProblem, RowsProblem]
 

@@ -26,7 +26,7 @@ from ..build.store import Store, digest
 from ..core.paths import template_dir
 from ..core.problem import as_bmn
 from ..kernels.config import KernelConfig
-from ..kernels.strided import byte_extent, pack, pointer_alignment, strided_problems
+from ..kernels.strided import byte_extent, launch_problem, pack, pointer_alignment, strided_problems
 from ..kernels.templates import render, templates_hash
 
 POISON = 0xA5
@@ -201,7 +201,7 @@ def _strided_job(cfg: KernelConfig, problem, job: str, tail: str) -> list[str]:
     _check_strided(cfg, problem, src, dst, -ilo, -olo)
     exe = build([cfg])
     with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
-        (Path(d) / "args").write_bytes(pack(problem, 0, 0))
+        (Path(d) / "args").write_bytes(pack(launch_problem(cfg, problem), 0, 0))
         (Path(d) / "in").write_bytes(src.tobytes())
         (Path(d) / "out").write_bytes(dst.tobytes())
         return _run(exe, [f"{job} {cfg.name} args in {-ilo} out {-olo}{tail}\n"], d)
@@ -251,7 +251,7 @@ def emulate_strided_many(items) -> list[np.ndarray]:
     lines = []
     with tempfile.TemporaryDirectory(prefix="autotrans-emu-") as d:
         for i, (cfg, problem, src, dst, so, do) in enumerate(items):
-            (Path(d) / f"args{i}").write_bytes(pack(problem, 0, 0))
+            (Path(d) / f"args{i}").write_bytes(pack(launch_problem(cfg, problem), 0, 0))
             (Path(d) / f"in{i}").write_bytes(src.tobytes())
             (Path(d) / f"out{i}").write_bytes(dst.tobytes())
             lines.append(f"strided {cfg.name} args{i} in{i} {so} out{i} {do}\n")

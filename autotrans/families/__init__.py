@@ -15,7 +15,7 @@ TileProblems, NdTileProblems and RowsProblems of autotrans.core.layout) also def
 align) (why c cannot run that problem, with pointers aligned to align bytes)
 and strided_space(elem_bytes) (keyword arguments of strided candidates), and
 optionally problem_space(problem, out_elem_bytes) (candidates for that one strided
-problem beside strided_space's: rows' row-sized tiles).
+problem beside strided_space's: rows' row-sized tiles, flat's runs).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from autotrans.core.paths import template_dir
 
 __path__ = [str(template_dir())]   # the family modules sit beside their templates
 
-NAMES = ("naive", "tile", "vec", "shift", "rows", "skinny", "ndtile", "whole")
+NAMES = ("naive", "tile", "vec", "shift", "rows", "skinny", "ndtile", "whole", "flat")
 
 
 @functools.lru_cache(maxsize=None)

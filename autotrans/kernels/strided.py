@@ -28,7 +28,7 @@ from ..core.problem import ELEM_SIZES
 from .config import CAST_SIZES, CASTS, EPILOGUE_GROUPS, EPILOGUES, KernelConfig
 from .templates import STRIDED_ARGS
 
-__all__ = ["problem_space", "strided_shape", "launch_shape", "strided_args", "nd_args", "pack", "pointer_alignment",
+__all__ = ["problem_space", "strided_shape", "launch_shape", "launch_problem", "launch_args", "strided_args", "nd_args", "pack", "pointer_alignment",
            "strided_problems",
            "strided_space", "strided_candidates", "epilogue_problems", "as_tile", "as_rows", "as_strided",
            "dense_tile", "dense_problems",
@@ -63,10 +63,30 @@ def strided_shape(problem: TileProblem | RowsProblem) -> tuple[int, int, int]:
 def launch_shape(cfg: KernelConfig, problem: TileProblem | RowsProblem) -> tuple[int, int, int]:
     """The (B, M, N) whose blocks (KernelConfig.blocks) config cfg launches for
     this problem: strided_shape's, but ndshift's tiles, which do not span
-    matrices, walk an NdTileProblem's B matrices of M x N apart."""
+    matrices, walk an NdTileProblem's B matrices of M x N apart, and flat
+    walks a RowsProblem's runs (1, runs, elements a run: flat.py's runs)."""
     if cfg.variant == "ndshift" and isinstance(problem, NdTileProblem):
         return math.prod(d.size for d in problem.batch), problem.m, problem.n
+    if cfg.variant == "flat":
+        runs = cfg.family.runs(problem)
+        if runs is not None:
+            return (1, *runs)
     return strided_shape(problem)
+
+
+def launch_problem(cfg: KernelConfig, problem):
+    """The problem as cfg's kernel walks it: flat's rows with its runs'
+    dimension innermost (flat.py's as_runs; the same rows in another order),
+    any other as it is."""
+    if cfg.variant == "flat":
+        return cfg.family.as_runs(problem) or problem
+    return problem
+
+
+def launch_args(cfg: KernelConfig, problem) -> tuple[tuple[int, int, int], tuple]:
+    """(launch_shape, the StridedArgs values after the pointers) of a launch of
+    cfg on this problem (pointers set at launch: strided_args' [2:])."""
+    return launch_shape(cfg, problem), strided_args(launch_problem(cfg, problem), 0, 0)[2:]
 
 
 def strided_args(problem: TileProblem | RowsProblem, src_ptr: int, dst_ptr: int) -> tuple:

@@ -23,7 +23,7 @@ from ..core.layout import NdTileProblem, RowsProblem, TileProblem
 from ..core.problem import dtype_of_size
 from ..families import ndtile as _ndtile
 from ..kernels.config import EPILOGUE_GROUPS, KernelConfig
-from ..kernels.strided import (byte_extent, launch_shape, problem_space, strided_args, strided_problems, strided_shape,
+from ..kernels.strided import (byte_extent, launch_args, problem_space, strided_problems, strided_shape,
                                strided_space)
 from ..results.keys import ProblemKey, check_problem, problem_text
 from ..results.record import TuneRecord
@@ -37,6 +37,8 @@ __all__ = ["run_problem", "strided_candidates", "default_strided", "problem_key"
            "StridedBuffers", "tune_problem", "best_strided", "usable_config", "runs_problem", "problem_rows", "TUNE_ALIGN"]
 
 _FAMILY_RANK = {"rows": 2, "vec": 1, "tile": 0}
+# The families whose problem_space configs the untuned rule takes first (default_strided).
+UNTUNED_SIZED = ("rows",)
 
 
 # -- candidates (no GPU) ----------------------------------------------------------------
@@ -72,7 +74,8 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
         return shift
     if isinstance(problem, NdTileProblem):
         return _nd_default(problem, fits)
-    sized = [c for c in problem_space(problem, epilogue, cast) if not _fit(c, problem, align, limits, epilogue, cast)]
+    sized = [c for c in problem_space(problem, epilogue, cast)
+             if c.variant in UNTUNED_SIZED and not _fit(c, problem, align, limits, epilogue, cast)]
     if sized:
         return sized[0]
     row = problem.n * problem.elem
@@ -330,7 +333,6 @@ class StridedBuffers(TimedBuffers):
     def __init__(self, problem: TileProblem | RowsProblem, seed: int, cast: str = "none", epilogue: str = "none"):
         self.problem = problem = check_problem(problem)
         self.bmn = strided_shape(problem)
-        self.args = strided_args(problem, 0, 0)[2:]
         super().__init__(*extents(problem), layout.moved_bytes(problem))
         src, self._want, before = host_buffers(problem, seed, cast, epilogue)
         self._before = memory.alloc(self.out_bytes + 2 * GUARD)
@@ -338,7 +340,7 @@ class StridedBuffers(TimedBuffers):
         memory.htod(self._before, before)
 
     def _go(self, kernel):
-        return kernel.strided_launcher(launch_shape(kernel.cfg, self.problem), self.args)
+        return kernel.strided_launcher(*launch_args(kernel.cfg, self.problem))
 
     def _check(self, kernel) -> tuple[int, int]:
         """The guarded buffer reset to host_buffers' before, one launch of

@@ -1,0 +1,132 @@
+// autotrans template: rows whose output lies back to back, written flat (a
+// RowsProblem of autotrans.core.layout whose innermost row dimension's dst
+// stride is the row's bytes: flat.py's runs). Rows are decomposed over the
+// launch's nb dimensions as rows.cu's are (at::batch_offsets); the innermost,
+// of size S0 and input stride SS, makes each index of the others one run of
+// L = S0 * N contiguous output elements. Run p's element f is input row r = f
+// / N (SS apart) at column c = f % N. A block stores CH = NT * VPT aligned
+// V-byte vectors of one run (the launch walks runs, then each run's vectors:
+// RV(L) = ceil(L E / V) + 1 at most, the first may begin before the run);
+// each thread VPT vectors NT apart, each gathered from KV = V / E element
+// loads (a column past N wraps to the next row's start), every load of the
+// thread in flight before its first store. A vector that holds a run's first
+// or last bytes but not all of its own is moved element by element at once.
+// No epilogue, no cast; elements of E = 1, 2 or 4 bytes (a 32-bit word holds
+// whole ones: pack). Element index math is 32-bit where the rows and a run's
+// elements fit (I), else 64-bit.
+// Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
+// of it: templates.python_view, checked at the end). No slot adds or removes a line,
+// so the #line that precedes a rendered kernel stays exact.
+struct {{ name }}_k {
+  static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, KV = V / E;
+  static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
+  static constexpr int VPT = TC / KV, CH = NT * VPT;   // vectors a thread, a block
+  static constexpr int ORDER = at::ORDER_ROW;
+  static constexpr bool OVERLAP = false, STRIDED = true;
+  static constexpr int SMEM = 0;
+  static_assert(TR == 1 && TC % KV == 0 && VPT >= 1 && V % 4 == 0 && KV >= 2 && (E == 1 || E == 2 || E == 4),
+                "flat.py's problems()");
+  typedef at::Bytes<E>::T WordT;
+  typedef at::Bytes<V>::T VecT;
+
+  // Vectors of a run of n elements at most, and the grid of m runs (b = 1; flat.py's blocks).
+  __host__ __device__ static constexpr long long run_vecs(long long n) { return (n * E + V - 1) / V + 1; }
+  __host__ __device__ static constexpr long long grid(long long B, long long M, long long N) {
+    return B * M * ((run_vecs(N) + CH - 1) / CH);
+  }
+
+  // The innermost row dimension's size and input stride (kernels.strided.launch_shape's runs).
+  __host__ __device__ static __forceinline__ void inner(const at::StridedArgs& a, long long& s0, long long& ss) {
+    s0 = 1, ss = 0;
+#pragma unroll
+    for (int d = 0; d < at::MAX_BATCH; ++d)
+      if (d == a.nb - 1) s0 = a.size[d], ss = a.src[d];
+  }
+
+  // The grid of a launch with these arguments (the emulator's: at::strided_grid).
+  __host__ __device__ static long long strided_grid(const at::StridedArgs& a) {
+    long long s0, ss;
+    inner(a, s0, ss);
+    return grid(1, a.M / s0, a.N * s0);
+  }
+
+  // Four bytes from the elements of word k of a vector.
+  __host__ __device__ static __forceinline__ uint32_t pack(const WordT (&w)[KV], int k) {
+    if constexpr (E == 4) return w[k];
+    else if constexpr (E == 2) return (uint32_t)w[2 * k] | (uint32_t)w[2 * k + 1] << 16;
+    else return (uint32_t)w[4 * k] | (uint32_t)w[4 * k + 1] << 8 | (uint32_t)w[4 * k + 2] << 16 |
+                (uint32_t)w[4 * k + 3] << 24;
+  }
+
+  // One thread's share of block blk; I: the index type of rows and a run's elements.
+  template <class I>
+  __host__ __device__ static __forceinline__ void move(const at::StridedArgs& a, const char* in, char* out,
+                                                       uint32_t blk, int tid) {
+    long long s0, ss;
+    inner(a, s0, ss);
+    const long long L = a.N * s0, RB = L * E;   // a run's elements, bytes
+    const uint32_t nch = (uint32_t)((run_vecs(L) + CH - 1) / CH);
+    const uint32_t p = blk / nch, ch = blk - p * nch;
+    I x[1] = {(I)((long long)p * s0)};         // the run's first row
+    long long oi[1], oo[1];
+    at::batch_offsets<I, 1>(a, x, oi, oo);
+    const char* src = in + oi[0];
+    char* dst = out + oo[0];
+    const long long h = (long long)((uintptr_t)dst & (V - 1));   // the run's start past a V-aligned address
+    const I n = (I)a.N;
+    const long long wrap = ss - (long long)a.N * E;   // from past a row's end to the next row's start
+    WordT w[VPT][KV];
+    bool whole[VPT];
+#pragma unroll
+    for (int v = 0; v < VPT; ++v) {   // loads (partial vectors: moved here, element by element)
+      const long long b0 = ((long long)ch * CH + v * NT + tid) * V - h;   // the vector's first byte in the run
+      whole[v] = b0 >= 0 && b0 + V <= RB;
+      if (whole[v]) {
+        const I f = (I)(b0 / E);
+        I r = f / n, col = f - r * n;
+        const char* s = src + (long long)r * ss + (long long)col * E;
+#pragma unroll
+        for (int t = 0; t < KV; ++t) {
+          w[v][t] = at::ldg<WordT>(s);
+          s += E;
+          if (++col == n) col = 0, s += wrap;
+        }
+      } else if (b0 < RB && b0 + V > 0) {
+#pragma unroll 1
+        for (int t = 0; t < KV; ++t) {
+          const long long bt = b0 + t * E;
+          if (bt < 0 || bt >= RB) continue;
+          const I f = (I)(bt / E), r = f / n, col = f - r * n;
+          at::stg<WordT>(dst + bt, at::ldg<WordT>(src + (long long)r * ss + (long long)col * E));
+        }
+      } else {
+        at::idle_g(0);
+      }
+    }
+#pragma unroll
+    for (int v = 0; v < VPT; ++v) {   // stores
+      const long long b0 = ((long long)ch * CH + v * NT + tid) * V - h;
+      if (whole[v]) {
+        uint32_t o[V / 4];
+#pragma unroll
+        for (int k = 0; k < V / 4; ++k) o[k] = pack(w[v], k);
+        at::stg<VecT>(dst + b0, at::pack<VecT>(o));
+      } else {
+        at::idle_g(1);
+      }
+    }
+  }
+
+  // at::has_block: the kernel moves its blocks itself.
+  __host__ __device__ static __forceinline__ void block(const at::StridedArgs& a, const char* in, char* out,
+                                                        uint32_t blk, int tid) {
+    if (a.M <= 0xFFFFFFFFll && a.N * a.M <= 0xFFFFFFFFll) move<uint32_t>(a, in, out, blk, tid);
+    else move<unsigned long long>(a, in, out, blk, tid);
+  }
+};
+
+// Python's view of this kernel (templates.python_view), checked at compile time (kernel.cuh).
+AT_AGREE({{ name }}_k, {{ py.smem }}, {{ py.threads }}, {{ py.tile_rows }}, {{ py.tile_cols }});
+{% for g in py.grid %}AT_AGREE_GRID({{ name }}_k, {{ g.b }}, {{ g.m }}, {{ g.n }}, {{ g.blocks }});{{ " " if not loop.last }}{% endfor %}
+{{ py.args_check }};
+{{ py.entry }}({{ name }}, {{ c.threads }}{{ py.fixed_args }})
