@@ -41,7 +41,7 @@ TAKES_CASTS = False
 ELEMS = (1, 2, 4)        # element (load) sizes: one 32-bit word holds whole ones (flat.cu's pack)
 VECS = (4, 8, 16)        # vec_bytes: the stores
 ACCESS = 16              # rows' widest access: rows of such accesses keep rows.cu
-MAX_LOADS = 64           # element loads a thread holds in flight (tile_cols)
+MAX_LOADS = 32           # element loads a thread holds in flight (tile_cols; 64 int8 spill on sm_80: ptxas 13.0)
 MAX_THREAD_BYTES = 64    # bytes a thread holds (registers)
 # (threads, vectors a thread) of 16-byte stores; the first that fits is the untuned pick.
 SHAPES = ((256, 2), (256, 4), (128, 4), (256, 1), (128, 2))
