@@ -43,8 +43,11 @@ VECS = (4, 8, 16)        # vec_bytes: the stores
 ACCESS = 16              # rows' widest access: rows of such accesses keep rows.cu
 MAX_LOADS = 32           # element loads a thread holds in flight (tile_cols; 64 int8 spill on sm_80: ptxas 13.0)
 MAX_THREAD_BYTES = 64    # bytes a thread holds (registers)
-# (threads, vectors a thread) of 16-byte stores; the first that fits is the untuned pick.
-SHAPES = ((256, 2), (256, 4), (128, 4), (256, 1), (128, 2))
+# (threads, vectors a thread) of 16-byte stores. The untuned pick (problem_space's first) is
+# UNTUNED_THREADS threads of UNTUNED_LOADS elements: fastest or within 3% of the fastest on each of
+# the probe's eight 1-, 2- and 4-byte problems (H200, benchmarks/flat_probe.py, NOTES 65).
+SHAPES = ((128, 1), (128, 2), (128, 4), (256, 1), (256, 2), (256, 4))
+UNTUNED_THREADS, UNTUNED_LOADS = 128, 16
 
 
 def vectors(c) -> int:
@@ -151,16 +154,18 @@ def strided_problems(c, problem, align: int) -> list[str]:
 
 
 def problem_space(problem, eo: int | None = None):
-    """Keyword arguments of flat configs (SHAPES order, 16-byte stores) for a
-    RowsProblem without a cast that writes runs (runs()) of rows whose
-    accesses would be under ACCESS bytes; none for others."""
+    """Keyword arguments of flat configs (16-byte stores; the untuned pick
+    first, then SHAPES order) for a RowsProblem without a cast that writes
+    runs (runs()) of rows whose accesses would be under ACCESS bytes; none
+    for others."""
     e = problem.elem if isinstance(problem, RowsProblem) else 0
     if e not in ELEMS or (eo or e) != e or problem.out_elem != e or runs(problem) is None:
         return
     if row_access(problem, ACCESS) >= ACCESS:
         return
     k = ACCESS // e
-    for nt, vpt in SHAPES:
+    first = (UNTUNED_THREADS, UNTUNED_LOADS // k)
+    for nt, vpt in sorted(SHAPES, key=lambda s: s != first):
         if vpt * k <= MAX_LOADS and vpt * ACCESS <= MAX_THREAD_BYTES:
             yield dict(variant="flat", elem_bytes=e, tile_rows=1, tile_cols=vpt * k, threads=nt, vec_bytes=ACCESS,
                        layout="strided")

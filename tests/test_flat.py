@@ -34,7 +34,10 @@ def bshd(e, b, s, h, d):
 def test_candidates_are_for_runs_of_sub_word_rows():
     odd = bshd(2, 8, 2048, 16, 67)                   # 134-byte rows: 2-byte accesses
     cfgs = flat_space(odd)
-    assert [(c.threads, flat.vectors(c)) for c in cfgs] == list(flat.SHAPES)
+    assert sorted((c.threads, flat.vectors(c)) for c in cfgs) == sorted(flat.SHAPES)
+    for e in flat.ELEMS:                             # first (the untuned pick): 128 threads of 16 elements
+        first = flat_space(bshd(e, 8, 2048, 16, 67))[0]
+        assert (first.threads, first.tile_cols) == (128, 16), first.key
     assert all(c.vec_bytes == 16 and c.elem_bytes == 2 and not strided_problems(c, odd, 16) for c in cfgs)
     assert flat.runs(odd) == (8 * 16, 2048 * 67)
     assert flat_space(bshd(2, 8, 2048, 16, 64)) == []     # 128-byte rows move in 16-byte accesses (rows)

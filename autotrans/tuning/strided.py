@@ -37,8 +37,10 @@ __all__ = ["run_problem", "strided_candidates", "default_strided", "problem_key"
            "StridedBuffers", "tune_problem", "best_strided", "usable_config", "runs_problem", "problem_rows", "TUNE_ALIGN"]
 
 _FAMILY_RANK = {"rows": 2, "vec": 1, "tile": 0}
-# The families whose problem_space configs the untuned rule takes first (default_strided).
-UNTUNED_SIZED = ("rows",)
+# The families whose problem_space configs the untuned rule takes first (default_strided), in
+# this order: flat where the rows' outputs are runs (H200: 0.66-0.97 of a memcpy where rows'
+# tiles gave 0.37-0.89, NOTES 65), else rows' row-sized tiles.
+UNTUNED_SIZED = ("flat", "rows")
 
 
 # -- candidates (no GPU) ----------------------------------------------------------------
@@ -61,8 +63,9 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     the widest accesses (for a cast's rows, the 32- and 64-byte vectors that
     make both sides 16-byte accesses, where the rows allow them: rows.py's
     WIDE_VECS: the (B,S,H,D) float32 -> bfloat16 rows 0.85 -> 0.94 of a copy
-    untuned on the H200, NOTES 27), but a row-sized tile (rows.problem_space)
-    for rows of sub-word accesses; then the tile whose row is nearest
+    untuned on the H200, NOTES 27), but for rows of accesses under 16 bytes
+    flat's untuned shape where their outputs lie back to back (runs), else a
+    row-sized tile (UNTUNED_SIZED, from problem_space); then the tile whose row is nearest
     the problem's row without exceeding it (log2 distance, a longer one
     counting twice). An NdTileProblem: _nd_default. None when none can."""
     fits = [c for c in strided_space(problem.elem, epilogue, cast)
@@ -77,7 +80,7 @@ def default_strided(problem: TileProblem | RowsProblem, align: int = TUNE_ALIGN,
     sized = [c for c in problem_space(problem, epilogue, cast)
              if c.variant in UNTUNED_SIZED and not _fit(c, problem, align, limits, epilogue, cast)]
     if sized:
-        return sized[0]
+        return min(sized, key=lambda c: UNTUNED_SIZED.index(c.variant))
     row = problem.n * problem.elem
 
     def score(c):
