@@ -1,11 +1,11 @@
 """Does the flat family (rows written as back-to-back runs of 16-byte
-vectors, gathered from element loads) beat rows tiles where rows move in
-accesses under 16 bytes? tune_problem (not stored) over each problem's
-candidates (the strided space, rows' row-sized tiles and flat's
+vectors, gathered from element loads, or with flatv from aligned 16-byte
+loads) beat rows tiles where rows move in accesses under 16 bytes?
+tune_problem (not stored) over each problem's candidates (the strided space, rows' row-sized tiles and flat's
 problem_space) plus flat shapes beyond flat.SHAPES (8-byte stores, 512
 threads, 1 to 4 vectors a thread); prints the re-timed top (the tuner's
 method: L2 flushed before every timed launch, the top re-timed interleaved
-with a memcpy of the same bytes), flat configs tagged. NOTES 64.
+with a memcpy of the same bytes), flat and flatv configs tagged. NOTES 64, 66.
 
     python benchmarks/flat_probe.py [--reps 9] [--top 10] [--cases REGEX]
 """
@@ -54,7 +54,7 @@ def main(argv=None) -> int:
         base = strided_candidates(prob)
         extra = [c for c in extra_flat(prob) if not _fit(c, prob, TUNE_ALIGN, Limits())
                  and c.key not in {b.key for b in base}]
-        flats = [c for c in base + extra if c.variant == "flat"]
+        flats = [c for c in base + extra if c.variant in ("flat", "flatv")]
         rec = tune_problem(prob, save=False, progress=False, reps=a.reps, top=a.top + len(flats),
                            configs=base + extra)
         print_retimed(rec, flats, f"{name}: {prob}: {len(base)} candidates + {len(extra)} flat shapes; "

@@ -14,6 +14,14 @@
 // No epilogue, no cast; elements of E = 1, 2 or 4 bytes (a 32-bit word holds
 // whole ones: pack). Element index math is 32-bit where the rows and a run's
 // elements fit (I), else 64-bit.
+// Variant flatv (WIDE; V = 16) gathers a whole vector from 16-byte loads
+// instead: each piece of it that one input row holds (one or two pieces for
+// rows of 16 bytes or more, more for shorter ones) comes from the one or two
+// aligned 16-byte chunks that hold the piece's bytes, shifted into place
+// (at::shift_bytes) and merged under a byte mask: two to four coalesced
+// 16-byte loads a vector, where flat makes 16 / E element loads. A chunk is
+// loaded only where it holds a byte of its piece, so every load lies within
+// the 16 aligned bytes around an input element.
 // Jinja slots: name (the kernel's C name), c (its KernelConfig) and py (Python's view
 // of it: templates.python_view, checked at the end). No slot adds or removes a line,
 // so the #line that precedes a rendered kernel stays exact.
@@ -24,8 +32,9 @@ struct {{ name }}_k {
   static constexpr int ORDER = at::ORDER_ROW;
   static constexpr bool OVERLAP = false, STRIDED = true;
   static constexpr int SMEM = 0;
-  static_assert(TR == 1 && TC % KV == 0 && VPT >= 1 && V % 4 == 0 && KV >= 2 && (E == 1 || E == 2 || E == 4),
-                "flat.py's problems()");
+  static constexpr bool WIDE = {{ 'true' if c.variant == 'flatv' else 'false' }};   // flatv: 16-byte loads (gather)
+  static_assert(TR == 1 && TC % KV == 0 && VPT >= 1 && V % 4 == 0 && KV >= 2 && (E == 1 || E == 2 || E == 4) &&
+                (!WIDE || V == 16), "flat.py's problems()");
   typedef at::Bytes<E>::T WordT;
   typedef at::Bytes<V>::T VecT;
 
@@ -58,6 +67,62 @@ struct {{ name }}_k {
                 (uint32_t)w[4 * k + 3] << 24;
   }
 
+  // Bytes below byte x (0..4) of a 32-bit word, as a mask.
+  __host__ __device__ static __forceinline__ uint32_t below(int x) { return x >= 4 ? ~0u : (1u << (8 * x)) - 1u; }
+
+  // The aligned 16 bytes at p through the read-only path (WIDE; the compiler does not infer it for
+  // these loads); on the host at::ldg, which the emulator watches.
+  __host__ __device__ static __forceinline__ uint4 chunk(const char* p) {
+#ifdef __CUDA_ARCH__
+    return __ldg(reinterpret_cast<const uint4*>(p));
+#else
+    return at::ldg<uint4>(p);
+#endif
+  }
+
+  // Bytes [o, o + len) of vector acc (0 <= o, o + len <= 16) from the len input bytes at s (WIDE): the
+  // aligned chunks that hold them (one or two; one that holds none is not loaded), shifted so that
+  // the byte at s lands on byte o, and merged into acc's words under a byte mask.
+  __host__ __device__ static __forceinline__ void piece(uint32_t (&acc)[4], const char* s, int o, int len) {
+    const uint32_t d = (uint32_t)(((uintptr_t)s - (uintptr_t)o) & 15);   // acc's byte 0 would be read from A + d
+    const char* A = s - o - d;   // from s, not from an integer: the compiler keeps its global space (ld.global.nc)
+    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+    if ((uintptr_t)s < (uintptr_t)A + 16) lo = chunk(A);
+    else at::idle_g(0);
+    if ((uintptr_t)s + len > (uintptr_t)A + 16) hi = chunk(A + 16);
+    else at::idle_g(0);
+    const uint4 w = at::shift_bytes(lo, hi, d);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int a = min(max(o - 4 * k, 0), 4), b = min(max(o + len - 4 * k, 0), 4);
+      const uint32_t m = below(b) & ~below(a);
+      acc[k] = (acc[k] & ~m) | (at::word(w, k) & m);
+    }
+  }
+
+  // Whole vector acc from element col of the row at s on (rem: that row's bytes from s; row: a row's
+  // bytes; wrap: from past a row's end to the next row's start), piece by piece (WIDE).
+  __host__ __device__ static __forceinline__ void gather(uint32_t (&acc)[4], const char* s, long long rem,
+                                                         long long row, long long wrap) {
+    int o = 0;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {   // two pieces: every vector of rows of 16 bytes or more
+      if (o < V) {
+        const int len = (int)(rem < V - o ? rem : V - o);
+        piece(acc, s, o, len);
+        o += len, s += rem + wrap, rem = row;
+      } else {
+        at::idle_g(0), at::idle_g(0);
+      }
+    }
+#pragma unroll 1
+    while (o < V) {   // rows under 16 bytes: a piece a row
+      const int len = (int)(rem < V - o ? rem : V - o);
+      piece(acc, s, o, len);
+      o += len, s += rem + wrap, rem = row;
+    }
+  }
+
   // One thread's share of block blk; I: the index type of rows and a run's elements.
   template <class I>
   __host__ __device__ static __forceinline__ void move(const at::StridedArgs& a, const char* in, char* out,
@@ -76,6 +141,7 @@ struct {{ name }}_k {
     const I n = (I)a.N;
     const long long wrap = ss - (long long)a.N * E;   // from past a row's end to the next row's start
     WordT w[VPT][KV];
+    uint32_t acc[VPT][4];   // WIDE's vectors
     bool whole[VPT];
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {   // loads (partial vectors: moved here, element by element)
@@ -85,11 +151,16 @@ struct {{ name }}_k {
         const I f = (I)(b0 / E);
         I r = f / n, col = f - r * n;
         const char* s = src + (long long)r * ss + (long long)col * E;
+        if constexpr (WIDE) {
+          acc[v][0] = acc[v][1] = acc[v][2] = acc[v][3] = 0u;
+          gather(acc[v], s, (long long)(n - col) * E, (long long)a.N * E, wrap);
+        } else {
 #pragma unroll
-        for (int t = 0; t < KV; ++t) {
-          w[v][t] = at::ldg<WordT>(s);
-          s += E;
-          if (++col == n) col = 0, s += wrap;
+          for (int t = 0; t < KV; ++t) {
+            w[v][t] = at::ldg<WordT>(s);
+            s += E;
+            if (++col == n) col = 0, s += wrap;
+          }
         }
       } else if (b0 < RB && b0 + V > 0) {
 #pragma unroll 1
@@ -109,7 +180,7 @@ struct {{ name }}_k {
       if (whole[v]) {
         uint32_t o[V / 4];
 #pragma unroll
-        for (int k = 0; k < V / 4; ++k) o[k] = pack(w[v], k);
+        for (int k = 0; k < V / 4; ++k) o[k] = WIDE ? acc[v][k % 4] : pack(w[v], k);
         at::stg<VecT>(dst + b0, at::pack<VecT>(o));
       } else {
         at::idle_g(1);

@@ -22,9 +22,16 @@ writes 32 adjacent vectors). The launch walks the runs (kernels.strided.
 launch_shape: (1, runs, s0 * n)) and each run's vectors, the first of which
 may begin before the run (ceil(s0 n E / V) + 1 vectors a run at most).
 
+Variant flatv gathers each whole vector from aligned 16-byte loads instead
+of element loads: the one or two chunks that hold each piece of it an input
+row gives, shifted into place (flat.cu's WIDE): two to four coalesced loads a
+vector where flat makes 16 / E. A chunk is loaded only where it holds a byte
+of its piece, so no load leaves the 16 aligned bytes around an input element.
+
 Strided launches only, no epilogue and no cast; candidates come from
 problem_space (the family has no problem-free space): rows of accesses under
-ACCESS bytes (core.layout.row_access), whose runs are what this family writes.
+ACCESS bytes (core.layout.row_access), whose runs are what this family writes;
+flatv's for rows of ACCESS bytes or more (one or two pieces a vector).
 """
 from __future__ import annotations
 
@@ -33,7 +40,7 @@ import math
 
 from autotrans.core.layout import RowsProblem, row_access
 
-VARIANTS = ("flat",)
+VARIANTS = ("flat", "flatv")
 TEMPLATE = "flat.cu"
 LAYOUTS = ("strided",)
 EPILOGUES = ("none",)
@@ -62,10 +69,12 @@ def problems(c) -> list[str]:
     p = []
     if c.micro_rows != 1 or c.pad or c.swizzle != "none" or c.order != "row" or c.tile_rows != 1:
         p.append("flat tiles are 1 x elements a thread, with no micro_rows, pad or swizzle, order row")
+    if c.variant == "flatv" and v != ACCESS:
+        p.append(f"flatv gathers {ACCESS}-byte vectors from {ACCESS}-byte loads")
     if c.tile_cols % c.vec_elems:
         p.append(f"flat's tile_cols (elements a thread) must be whole vectors of {c.vec_elems}")
-    elif c.tile_cols > MAX_LOADS or c.tile_cols * e > MAX_THREAD_BYTES:
-        p.append(f"a flat thread holds at most {MAX_LOADS} elements and {MAX_THREAD_BYTES} bytes "
+    elif (c.variant == "flat" and c.tile_cols > MAX_LOADS) or c.tile_cols * e > MAX_THREAD_BYTES:
+        p.append(f"a flat thread holds at most {MAX_LOADS} elements (flatv: any) and {MAX_THREAD_BYTES} bytes "
                  f"(here {c.tile_cols} of {e} B)")
     return p
 
@@ -155,9 +164,9 @@ def strided_problems(c, problem, align: int) -> list[str]:
 
 def problem_space(problem, eo: int | None = None):
     """Keyword arguments of flat configs (16-byte stores; the untuned pick
-    first, then SHAPES order) for a RowsProblem without a cast that writes
-    runs (runs()) of rows whose accesses would be under ACCESS bytes; none
-    for others."""
+    first, then SHAPES order), then flatv's where rows hold ACCESS bytes or
+    more, for a RowsProblem without a cast that writes runs (runs()) of rows
+    whose accesses would be under ACCESS bytes; none for others."""
     e = problem.elem if isinstance(problem, RowsProblem) else 0
     if e not in ELEMS or (eo or e) != e or problem.out_elem != e or runs(problem) is None:
         return
@@ -165,7 +174,9 @@ def problem_space(problem, eo: int | None = None):
         return
     k = ACCESS // e
     first = (UNTUNED_THREADS, UNTUNED_LOADS // k)
-    for nt, vpt in sorted(SHAPES, key=lambda s: s != first):
-        if vpt * k <= MAX_LOADS and vpt * ACCESS <= MAX_THREAD_BYTES:
-            yield dict(variant="flat", elem_bytes=e, tile_rows=1, tile_cols=vpt * k, threads=nt, vec_bytes=ACCESS,
-                       layout="strided")
+    shapes = sorted(SHAPES, key=lambda s: s != first)
+    for variant in ("flat", "flatv") if problem.n * e >= ACCESS else ("flat",):
+        for nt, vpt in shapes:
+            if (variant == "flatv" or vpt * k <= MAX_LOADS) and vpt * ACCESS <= MAX_THREAD_BYTES:
+                yield dict(variant=variant, elem_bytes=e, tile_rows=1, tile_cols=vpt * k, threads=nt,
+                           vec_bytes=ACCESS, layout="strided")

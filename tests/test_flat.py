@@ -1,10 +1,11 @@
 """The flat family (cuda_templates/flat.py, flat.cu): rows whose output lies
 back to back, written as runs of 16-byte vectors gathered from element
-loads. Which problems it takes and offers candidates for, its grid (Python's
-launch shape against the template's), nvcc without spills, and its index
-math run by the host emulator on whole buffers, bit-exactly against NumPy:
-runs that start and end at every alignment, rows shorter than a vector, runs
-over several blocks, one row dimension, an unaligned output pointer."""
+loads (flat) or from aligned 16-byte loads shifted into place (flatv). Which
+problems it takes and offers candidates for, its grid (Python's launch shape
+against the template's), nvcc without spills, and its index math run by the
+host emulator on whole buffers, bit-exactly against NumPy: runs that start
+and end at every alignment, rows shorter than a vector, runs over several
+blocks, one row dimension, an unaligned output pointer."""
 import numpy as np
 import pytest
 
@@ -20,8 +21,12 @@ from test_strided_kernels import Case, assert_compiles_without_spills, run_cases
 flat = families.of("flat")
 
 
-def flat_space(problem):
-    return [c for c in problem_space(problem) if c.variant == "flat"]
+def flat_space(problem, variant="flat"):
+    return [c for c in problem_space(problem) if c.variant == variant]
+
+
+def flatv(e, threads=128, vectors=1):
+    return KernelConfig.from_key(f"flatv:e{e}:1x{16 // e * vectors}:t{threads}:v16:r1:p0:none:row:strided")
 
 
 def bshd(e, b, s, h, d):
@@ -48,6 +53,19 @@ def test_candidates_are_for_runs_of_sub_word_rows():
     assert flat_space(RowsProblem(4, 67, (Dim(9, 268, 268),), out_elem=2)) == []   # a cast: rows' own
 
 
+def test_flatv_candidates_follow_flats_for_rows_of_a_vector_or_more():
+    """flatv: every shape for rows of 16 bytes or more (a vector in one or two
+    pieces; its registers, not MAX_LOADS, bound int8's vectors), after flat's."""
+    for e in flat.ELEMS:
+        p = bshd(e, 8, 2048, 16, 67)
+        got = [c.variant for c in problem_space(p) if c.variant.startswith("flat")]
+        assert got == ["flat"] * len(flat_space(p)) + ["flatv"] * len(flat.SHAPES), e
+        assert all(not strided_problems(c, p, 16) and c.vec_bytes == 16 for c in flat_space(p, "flatv"))
+    assert flat_space(bshd(4, 2, 300, 3, 3), "flatv") == [] != flat_space(bshd(4, 2, 300, 3, 3))   # 12-byte rows
+    assert flat_space(bshd(1, 2, 300, 3, 17), "flatv") != []                                        # 17-byte rows
+    assert flat_space(bshd(1, 2, 300, 3, 15), "flatv") == []
+
+
 def test_problems_it_refuses_say_why():
     cfg = flat_space(bshd(2, 2, 30, 3, 67))[0]
     tile = TileProblem(2, 30, 67, 134, 60, 2, ())
@@ -65,6 +83,8 @@ def test_problems_it_refuses_say_why():
     ("flat:e2:1x4:t256:v16:r1:p0:none:row:strided", "whole vectors of 8"),
     ("flat:e1:1x64:t256:v16:r1:p0:none:row:strided", "at most 32 elements"),
     ("flat:e2:1x16:t256:v16:r1:p0:none:row", "layouts"),
+    ("flatv:e2:1x8:t256:v8:r1:p0:none:row:strided", "16-byte vectors from 16-byte loads"),
+    ("flatv:e1:1x128:t256:v16:r1:p0:none:row:strided", "64 bytes"),
 ])
 def test_config_rules(key, why):
     with pytest.raises(ValueError, match=why):
@@ -86,6 +106,9 @@ def test_candidates_compile_without_spills(tmp_path, arch):
     cfgs = {c for e in (1, 2, 4) for n in (3, 67) for c in flat_space(bshd(e, 2, 30, 3, n))}
     assert len(cfgs) == len(flat.SHAPES) * 3 - 2     # int8: 2 vectors a thread at most (MAX_LOADS)
     assert max(c.tile_cols for c in cfgs) == flat.MAX_LOADS
+    wide = {c for e in (1, 2, 4) for c in flat_space(bshd(e, 2, 30, 3, 67), "flatv")}
+    assert len(wide) == len(flat.SHAPES) * 3 and max(c.tile_cols for c in wide) == 64
+    cfgs |= wide
     assert_compiles_without_spills(sorted(cfgs, key=lambda c: c.key), tmp_path, arch)
 
 
@@ -110,6 +133,32 @@ def test_index_math_matches_numpy(e):
     cfgs = sorted({c for case in cs for c in flat_space(case.problem)}, key=lambda c: c.key)
     assert len(cfgs) == len(flat.SHAPES) - (2 if e == 1 else 0)
     assert run_cases(cfgs, cs) == len(cfgs) * len(cs)
+
+
+@pytest.mark.parametrize("e", [1, 2, 4])
+def test_flatv_index_math_matches_numpy(e):
+    """flatv on the same cases, rows shorter than a vector included (a piece
+    a row past the first two), one vector a thread and four: every load
+    aligned and inside the input buffer (the emulator's check: from its first
+    byte to the end of its 256-byte envelope), every store exact."""
+    rng = np.random.default_rng(10 + e)
+    cs = cases(rng, e)
+    cfgs = [flatv(e), flatv(e, 256, 4)]
+    assert all(c.variant == "flatv" and not strided_problems(c, case.problem, 16) for c in cfgs for case in cs)
+    assert run_cases(cfgs, cs) == len(cfgs) * len(cs)
+
+
+def test_flatv_moves_a_vector_in_fewer_wider_loads():
+    """The emulator's sector count of one launch: flatv's loads request a
+    third of flat's sectors or fewer, in under 60% of flat's instructions
+    (each chunk 16 bytes, so about twice the bytes: neighbouring lanes' chunks
+    overlap); the stores are the same (NOTES 66)."""
+    from autotrans.emulate.emulator import strided_sector_counts
+    for e, p in ((2, bshd(2, 2, 256, 4, 67)), (1, Case(np.random.default_rng(0), (120, 97, 70), (1, 0, 2), 1).problem)):
+        base = strided_sector_counts(flat_space(p)[0], p)
+        wide = strided_sector_counts(flatv(e), p)
+        assert wide[0] < 0.6 * base[0] and wide[1] * 3 < base[1], (e, base, wide)
+        assert wide[2:4] == base[2:4] and wide[5] == base[5] and base[4] < wide[4] < 3 * base[4]
 
 
 def test_an_unaligned_output_pointer_and_a_wrong_stride_are_seen():

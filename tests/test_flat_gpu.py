@@ -1,8 +1,8 @@
-"""The flat family on the GPU: every flat candidate of odd rows (1-, 2- and
-4-byte elements, runs of odd bytes, the runs' dimension first or last, rows
-shorter than a vector) verified bit-exactly by tune_problem (guards
-included) and timed; and permute() of such a problem, its cache holding a
-flat winner, equal to NumPy."""
+"""The flat family on the GPU: every flat and flatv candidate of odd rows
+(1-, 2- and 4-byte elements, runs of odd bytes, the runs' dimension first or
+last, rows shorter than a vector) verified bit-exactly by tune_problem
+(guards included) and timed; and permute() of such a problem, its cache
+holding a flat or a flatv winner, equal to NumPy."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,23 +25,26 @@ CASES = [((4, 300, 8, 67), (0, 2, 1, 3), np.float16), ((300, 311, 70), (1, 0, 2)
 def test_every_flat_candidate_is_exact(tmp_path, shape, axes, dtype):
     from autotrans.backend.cuda import device
     problem = run_problem(canon(shape, axes, dtype))
-    flats = [c for c in strided_candidates(problem, device().limits) if c.variant == "flat"]
-    assert len(flats) == len(families.of("flat").SHAPES) - (2 if dtype == np.int8 else 0)   # int8: MAX_LOADS
+    flats = [c for c in strided_candidates(problem, device().limits) if c.variant in ("flat", "flatv")]
+    shapes = len(families.of("flat").SHAPES)
+    wide = shapes if problem.n * problem.elem >= 16 else 0          # flatv: rows of 16 bytes or more
+    assert len(flats) == shapes - (2 if dtype == np.int8 else 0) + wide   # int8: MAX_LOADS
     rec = tune_problem(problem, cache=ResultCache(tmp_path / "c"), progress=False, reps=3, configs=flats)
     assert rec.failures == (), rec.failures
-    assert {c.key for c in rec.candidates} == {c.key for c in flats} and rec.best.variant == "flat"
+    assert {c.key for c in rec.candidates} == {c.key for c in flats} and rec.best.variant in ("flat", "flatv")
 
 
-def test_permute_runs_a_tuned_flat_kernel_exactly():
+@pytest.mark.parametrize("variant", ["flat", "flatv"])
+def test_permute_runs_a_tuned_flat_kernel_exactly(variant):
     import autotrans
     from autotrans.api import launch
     from test_permute_gpu import host_random, to_torch, torch_host
     shape, axes = (300, 311, 70), (1, 0, 2)
     problem = run_problem(canon(shape, axes, np.int8))
-    flats = [c for c in strided_candidates(problem) if c.variant == "flat"]
+    flats = [c for c in strided_candidates(problem) if c.variant == variant]
     rec = tune_problem(problem, progress=False, reps=3, configs=flats)     # into the tests' cache folder
     ch = autotrans.explain(shape, "int8", axes=axes)
-    assert ch.source == "tuned" and ch.config == rec.best and rec.best.variant == "flat"
+    assert ch.source == "tuned" and ch.config == rec.best and rec.best.variant == variant
     launch.forget()
     h = host_random(shape, np.int8, 6)
     got = torch_host(autotrans.permute(to_torch(h), axes))

@@ -72,7 +72,7 @@ def test_candidates_are_every_strided_config_that_runs_the_problem(problem):
             and not Limits().problems(c.threads, c.smem_bytes)]
     assert set(cfgs) == set(runs)
     assert all(c.layout == "strided" and c.elem_bytes == problem.elem for c in cfgs)
-    family = {"rows", "flat"} if isinstance(problem, RowsProblem) else {"tile", "vec", "shift"}
+    family = {"rows", "flat", "flatv"} if isinstance(problem, RowsProblem) else {"tile", "vec", "shift"}
     assert {c.variant for c in cfgs} <= family
 
 
@@ -82,6 +82,7 @@ def test_candidates_follow_the_problem_alignment_and_limits():
     odd = strided_candidates(ODD_ROWS)                                       # rows of 12 bytes:
     assert {c.vec_bytes for c in odd if c.variant == "rows"} == {4}           # rows in 4-byte accesses,
     assert {c.vec_bytes for c in odd if c.variant == "flat"} == {16}          # flat runs in 16-byte stores
+    assert not any(c.variant == "flatv" for c in odd)                        # flatv: rows of 16 bytes or more
     at4 = strided_candidates(TILE, align=4)
     assert max(c.vec_bytes for c in at4 if c.variant != "shift") == 4
     assert any(c.variant == "shift" for c in at4)                            # realigns rows at any element

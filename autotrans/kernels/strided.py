@@ -63,11 +63,11 @@ def strided_shape(problem: TileProblem | RowsProblem) -> tuple[int, int, int]:
 def launch_shape(cfg: KernelConfig, problem: TileProblem | RowsProblem) -> tuple[int, int, int]:
     """The (B, M, N) whose blocks (KernelConfig.blocks) config cfg launches for
     this problem: strided_shape's, but ndshift's tiles, which do not span
-    matrices, walk an NdTileProblem's B matrices of M x N apart, and flat
-    walks a RowsProblem's runs (1, runs, elements a run: flat.py's runs)."""
+    matrices, walk an NdTileProblem's B matrices of M x N apart, and the flat
+    family walks a RowsProblem's runs (1, runs, elements a run: flat.py's runs)."""
     if cfg.variant == "ndshift" and isinstance(problem, NdTileProblem):
         return math.prod(d.size for d in problem.batch), problem.m, problem.n
-    if cfg.variant == "flat":
+    if hasattr(cfg.family, "runs"):
         runs = cfg.family.runs(problem)
         if runs is not None:
             return (1, *runs)
@@ -75,10 +75,10 @@ def launch_shape(cfg: KernelConfig, problem: TileProblem | RowsProblem) -> tuple
 
 
 def launch_problem(cfg: KernelConfig, problem):
-    """The problem as cfg's kernel walks it: flat's rows with its runs'
+    """The problem as cfg's kernel walks it: the flat family's rows with its runs'
     dimension innermost (flat.py's as_runs; the same rows in another order),
     any other as it is."""
-    if cfg.variant == "flat":
+    if hasattr(cfg.family, "as_runs"):
         return cfg.family.as_runs(problem) or problem
     return problem
 

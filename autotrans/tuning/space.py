@@ -18,12 +18,13 @@ from ..kernels.config import CLASSIC_NAMES, KernelConfig, classic
 from ..kernels.templates import templates_hash
 
 # Bump when the enumeration below changes: cache keys include it.
-SPACE_VERSION = 17  # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts;
+SPACE_VERSION = 18  # 7: the whole family, 32- and 64-byte rows casts; 8: tall strided shift tiles; 9: shift casts;
                     # 10: skinny tiles of 4 KiB, two vectors a thread, unpadded; 11: ndshift's 80-row tiles;
                     # 12: wide short tiles (skinny's shape_space); 13: wide narrow tiles (few long columns);
                     # 14: ndtile casts; 15: row-sized rows tiles (rows.problem_space);
                     # 16: the flat family (flat.problem_space);
-                    # 17: flat at 128 threads of one vector, the untuned shape first
+                    # 17: flat at 128 threads of one vector, the untuned shape first;
+                    # 18: flatv (16-byte loads) for rows of 16 bytes or more
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 SKINNY = _skinny.VARIANTS  # narrow and short (cuda_templates/skinny.py)
