@@ -31,7 +31,8 @@ of its piece, so no load leaves the 16 aligned bytes around an input element.
 Strided launches only, no epilogue and no cast; candidates come from
 problem_space (the family has no problem-free space): rows of accesses under
 ACCESS bytes (core.layout.row_access), whose runs are what this family writes;
-flatv's for rows of ACCESS bytes or more (one or two pieces a vector).
+flatv's for rows of 1-byte elements (WIDE_ELEMS) of ACCESS bytes or more (one or
+two pieces a vector).
 """
 from __future__ import annotations
 
@@ -55,6 +56,9 @@ MAX_THREAD_BYTES = 64    # bytes a thread holds (registers)
 # the probe's eight 1-, 2- and 4-byte problems (H200, benchmarks/flat_probe.py, NOTES 65).
 SHAPES = ((128, 1), (128, 2), (128, 4), (256, 1), (256, 2), (256, 4))
 UNTUNED_THREADS, UNTUNED_LOADS = 128, 16
+# flatv's candidates: 1-byte elements only. On an H100 (flat_probe, NOTES 66) flatv beat flat on int8 rows
+# of 67 (0.81 against 0.75 of a memcpy) and lost on 2- and 4-byte elements (0.72 against 0.79, 0.85 against 0.98).
+WIDE_ELEMS = (1,)
 
 
 def vectors(c) -> int:
@@ -164,8 +168,8 @@ def strided_problems(c, problem, align: int) -> list[str]:
 
 def problem_space(problem, eo: int | None = None):
     """Keyword arguments of flat configs (16-byte stores; the untuned pick
-    first, then SHAPES order), then flatv's where rows hold ACCESS bytes or
-    more, for a RowsProblem without a cast that writes runs (runs()) of rows
+    first, then SHAPES order), then flatv's where WIDE_ELEMS elements make
+    rows of ACCESS bytes or more, for a RowsProblem without a cast that writes runs (runs()) of rows
     whose accesses would be under ACCESS bytes; none for others."""
     e = problem.elem if isinstance(problem, RowsProblem) else 0
     if e not in ELEMS or (eo or e) != e or problem.out_elem != e or runs(problem) is None:
@@ -175,7 +179,7 @@ def problem_space(problem, eo: int | None = None):
     k = ACCESS // e
     first = (UNTUNED_THREADS, UNTUNED_LOADS // k)
     shapes = sorted(SHAPES, key=lambda s: s != first)
-    for variant in ("flat", "flatv") if problem.n * e >= ACCESS else ("flat",):
+    for variant in ("flat", "flatv") if e in WIDE_ELEMS and problem.n * e >= ACCESS else ("flat",):
         for nt, vpt in shapes:
             if (variant == "flatv" or vpt * k <= MAX_LOADS) and vpt * ACCESS <= MAX_THREAD_BYTES:
                 yield dict(variant=variant, elem_bytes=e, tile_rows=1, tile_cols=vpt * k, threads=nt,
