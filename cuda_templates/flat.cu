@@ -4,10 +4,13 @@
 // launch's nb dimensions as rows.cu's are (at::batch_offsets); the innermost,
 // of size S0 and input stride SS, makes each index of the others one run of
 // L = S0 * N contiguous output elements. Run p's element f is input row r = f
-// / N (SS apart) at column c = f % N. A block stores CH = NT * VPT aligned
-// V-byte vectors of one run (the launch walks runs, then each run's vectors:
-// RV(L) = ceil(L E / V) + 1 at most, the first may begin before the run);
-// each thread VPT vectors NT apart, each gathered from KV = V / E element
+// / N (SS apart) at column c = f % N. A block moves TR runs side by side
+// (p, p + 1, ...: their rows neighbours in memory where the input is
+// C-ordered, so one SM's L1 serves the sectors they share), NTR = NT / TR
+// threads (whole warps) a run, and stores CH = NTR * VPT aligned V-byte
+// vectors of each (the launch walks groups of TR runs, then the runs'
+// vectors: RV(L) = ceil(L E / V) + 1 at most, the first may begin before
+// the run); each thread VPT vectors NTR apart, each gathered from KV = V / E element
 // loads (a column past N wraps to the next row's start), every load of the
 // thread in flight before its first store. A vector that holds a run's first
 // or last bytes but not all of its own is moved element by element at once.
@@ -28,20 +31,20 @@
 struct {{ name }}_k {
   static constexpr int E = {{ c.elem_bytes }}, V = {{ c.vec_bytes }}, KV = V / E;
   static constexpr int TR = {{ c.tile_rows }}, TC = {{ c.tile_cols }}, NT = {{ c.threads }};
-  static constexpr int VPT = TC / KV, CH = NT * VPT;   // vectors a thread, a block
+  static constexpr int VPT = TC / KV, NTR = NT / TR, CH = NTR * VPT;   // vectors a thread; threads, vectors a run
   static constexpr int ORDER = at::ORDER_ROW;
   static constexpr bool OVERLAP = false, STRIDED = true;
   static constexpr int SMEM = 0;
   static constexpr bool WIDE = {{ 'true' if c.variant == 'flatv' else 'false' }};   // flatv: 16-byte loads (gather)
-  static_assert(TR == 1 && TC % KV == 0 && VPT >= 1 && V % 4 == 0 && KV >= 2 && (E == 1 || E == 2 || E == 4) &&
+  static_assert(NT % (32 * TR) == 0 && TC % KV == 0 && VPT >= 1 && V % 4 == 0 && KV >= 2 && (E == 1 || E == 2 || E == 4) &&
                 (!WIDE || V == 16), "flat.py's problems()");
   typedef at::Bytes<E>::T WordT;
   typedef at::Bytes<V>::T VecT;
 
-  // Vectors of a run of n elements at most, and the grid of m runs (b = 1; flat.py's blocks).
+  // Vectors of a run of n elements at most, and the grid of m runs, TR a block (b = 1; flat.py's blocks).
   __host__ __device__ static constexpr long long run_vecs(long long n) { return (n * E + V - 1) / V + 1; }
   __host__ __device__ static constexpr long long grid(long long B, long long M, long long N) {
-    return B * M * ((run_vecs(N) + CH - 1) / CH);
+    return B * ((M + TR - 1) / TR) * ((run_vecs(N) + CH - 1) / CH);
   }
 
   // The innermost row dimension's size and input stride (kernels.strided.launch_shape's runs).
@@ -131,8 +134,11 @@ struct {{ name }}_k {
     inner(a, s0, ss);
     const long long L = a.N * s0, RB = L * E;   // a run's elements, bytes
     const uint32_t nch = (uint32_t)((run_vecs(L) + CH - 1) / CH);
-    const uint32_t p = blk / nch, ch = blk - p * nch;
-    I x[1] = {(I)((long long)p * s0)};         // the run's first row
+    const uint32_t pg = blk / nch, ch = blk - pg * nch;
+    const long long p = (long long)pg * TR + tid / NTR;   // this thread's run: its warp's
+    if (p * s0 >= a.M) return;                            // past the last run: whole warps
+    tid %= NTR;
+    I x[1] = {(I)(p * s0)};                    // the run's first row
     long long oi[1], oo[1];
     at::batch_offsets<I, 1>(a, x, oi, oo);
     const char* src = in + oi[0];
@@ -145,7 +151,7 @@ struct {{ name }}_k {
     bool whole[VPT];
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {   // loads (partial vectors: moved here, element by element)
-      const long long b0 = ((long long)ch * CH + v * NT + tid) * V - h;   // the vector's first byte in the run
+      const long long b0 = ((long long)ch * CH + v * NTR + tid) * V - h;   // the vector's first byte in the run
       whole[v] = b0 >= 0 && b0 + V <= RB;
       if (whole[v]) {
         const I f = (I)(b0 / E);
@@ -176,7 +182,7 @@ struct {{ name }}_k {
     }
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {   // stores
-      const long long b0 = ((long long)ch * CH + v * NT + tid) * V - h;
+      const long long b0 = ((long long)ch * CH + v * NTR + tid) * V - h;
       if (whole[v]) {
         uint32_t o[V / 4];
 #pragma unroll

@@ -15,12 +15,16 @@ a run's first or last bytes but not all of their own are stored element by
 element, so the run may start and end anywhere (any output pointer and
 stride of whole elements).
 
-Geometry: a block moves threads * vectors a thread (tile_cols / vec_elems)
-consecutive vectors of one run; tile_rows 1 (a run); threads over vectors,
-each thread's vectors threads apart (every store instruction of a warp
-writes 32 adjacent vectors). The launch walks the runs (kernels.strided.
-launch_shape: (1, runs, s0 * n)) and each run's vectors, the first of which
-may begin before the run (ceil(s0 n E / V) + 1 vectors a run at most).
+Geometry: a block moves tile_rows runs side by side (RUNS: runs p, p + 1,
+..., whose input rows are neighbours in memory where the input is C-ordered,
+so one SM's L1 serves the sectors they share), threads / tile_rows threads
+(whole warps) a run, each moving that many times vectors a thread
+(tile_cols / vec_elems) consecutive vectors of its run; each thread's
+vectors threads / tile_rows apart (every store instruction of a warp writes
+32 adjacent vectors). The launch walks the runs (kernels.strided.
+launch_shape: (1, runs, s0 * n)) in groups of tile_rows, and each run's
+vectors, the first of which may begin before the run (ceil(s0 n E / V) + 1
+vectors a run at most).
 
 Variant flatv gathers each whole vector from aligned 16-byte loads instead
 of element loads: the one or two chunks that hold each piece of it an input
@@ -56,6 +60,7 @@ MAX_THREAD_BYTES = 64    # bytes a thread holds (registers)
 # the probe's eight 1-, 2- and 4-byte problems (H200, benchmarks/flat_probe.py, NOTES 65).
 SHAPES = ((128, 1), (128, 2), (128, 4), (256, 1), (256, 2), (256, 4))
 UNTUNED_THREADS, UNTUNED_LOADS = 128, 16
+RUNS = (1, 2, 4)         # tile_rows: runs a block, side by side (their shared sectors in one SM's L1)
 # flatv's candidates: 1-byte elements only. On an H100 (flat_probe, NOTES 66) flatv beat flat on int8 rows
 # of 67 (0.81 against 0.75 of a memcpy) and lost on 2- and 4-byte elements (0.72 against 0.79, 0.85 against 0.98).
 WIDE_ELEMS = (1,)
@@ -71,8 +76,10 @@ def problems(c) -> list[str]:
     if e not in ELEMS or v not in VECS or v <= e:
         return [f"flat moves {ELEMS}-byte elements in vectors of {VECS} bytes, wider than an element"]
     p = []
-    if c.micro_rows != 1 or c.pad or c.swizzle != "none" or c.order != "row" or c.tile_rows != 1:
-        p.append("flat tiles are 1 x elements a thread, with no micro_rows, pad or swizzle, order row")
+    if c.micro_rows != 1 or c.pad or c.swizzle != "none" or c.order != "row":
+        p.append("flat tiles are runs x elements a thread, with no micro_rows, pad or swizzle, order row")
+    if c.tile_rows not in RUNS or c.threads % (32 * c.tile_rows):
+        p.append(f"flat's tile_rows (runs a block) is one of {RUNS}, each run whole warps of the block's threads")
     if c.variant == "flatv" and v != ACCESS:
         p.append(f"flatv gathers {ACCESS}-byte vectors from {ACCESS}-byte loads")
     if c.tile_cols % c.vec_elems:
@@ -89,10 +96,11 @@ def run_vectors(c, n: int) -> int:
 
 
 def blocks(c, b: int, m: int, n: int) -> int:
-    """The grid of a launch of m runs of n elements (b = 1): each run's
-    vectors, threads * vectors() a block (as flat.cu's grid)."""
-    per = c.threads * vectors(c)
-    return b * m * (-(-run_vectors(c, n) // per))
+    """The grid of a launch of m runs of n elements (b = 1): groups of
+    tile_rows runs, and each run's vectors, threads / tile_rows * vectors()
+    a block (as flat.cu's grid)."""
+    per = c.threads // c.tile_rows * vectors(c)
+    return b * -(-m // c.tile_rows) * (-(-run_vectors(c, n) // per))
 
 
 def smem_bytes(c) -> int:
@@ -168,7 +176,8 @@ def strided_problems(c, problem, align: int) -> list[str]:
 
 def problem_space(problem, eo: int | None = None):
     """Keyword arguments of flat configs (16-byte stores; the untuned pick
-    first, then SHAPES order), then flatv's where WIDE_ELEMS elements make
+    first, then SHAPES order, then the untuned shape and 256 threads of one
+    vector at 2 and 4 runs a block), then flatv's (SHAPES, a run a block) where WIDE_ELEMS elements make
     rows of ACCESS bytes or more, for a RowsProblem without a cast that writes runs (runs()) of rows
     whose accesses would be under ACCESS bytes; none for others."""
     e = problem.elem if isinstance(problem, RowsProblem) else 0
@@ -178,9 +187,10 @@ def problem_space(problem, eo: int | None = None):
         return
     k = ACCESS // e
     first = (UNTUNED_THREADS, UNTUNED_LOADS // k)
-    shapes = sorted(SHAPES, key=lambda s: s != first)
+    shapes = [(nt, vpt, 1) for nt, vpt in sorted(SHAPES, key=lambda s: s != first)]
+    shapes += [(nt, vpt, r) for nt, vpt in (first, (256, 1)) for r in RUNS[1:]]   # several runs a block
     for variant in ("flat", "flatv") if e in WIDE_ELEMS and problem.n * e >= ACCESS else ("flat",):
-        for nt, vpt in shapes:
+        for nt, vpt, r in shapes if variant == "flat" else shapes[:len(SHAPES)]:
             if (variant == "flatv" or vpt * k <= MAX_LOADS) and vpt * ACCESS <= MAX_THREAD_BYTES:
-                yield dict(variant=variant, elem_bytes=e, tile_rows=1, tile_cols=vpt * k, threads=nt,
+                yield dict(variant=variant, elem_bytes=e, tile_rows=r, tile_cols=vpt * k, threads=nt,
                            vec_bytes=ACCESS, layout="strided")

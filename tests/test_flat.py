@@ -39,7 +39,9 @@ def bshd(e, b, s, h, d):
 def test_candidates_are_for_runs_of_sub_word_rows():
     odd = bshd(2, 8, 2048, 16, 67)                   # 134-byte rows: 2-byte accesses
     cfgs = flat_space(odd)
-    assert sorted((c.threads, flat.vectors(c)) for c in cfgs) == sorted(flat.SHAPES)
+    assert sorted((c.threads, flat.vectors(c)) for c in cfgs if c.tile_rows == 1) == sorted(flat.SHAPES)
+    assert sorted((c.threads, flat.vectors(c), c.tile_rows) for c in cfgs if c.tile_rows > 1) == [
+        (128, 2, 2), (128, 2, 4), (256, 1, 2), (256, 1, 4)]           # the untuned shape and 256 x 1, 2 and 4 runs
     for e in flat.ELEMS:                             # first (the untuned pick): 128 threads of 16 elements
         first = flat_space(bshd(e, 8, 2048, 16, 67))[0]
         assert (first.threads, first.tile_cols) == (128, 16), first.key
@@ -81,7 +83,9 @@ def test_problems_it_refuses_say_why():
 @pytest.mark.parametrize("key, why", [
     ("flat:e2:1x16:t256:v2:r1:p0:none:row:strided", "wider than an element"),
     ("flat:e8:1x16:t256:v16:r1:p0:none:row:strided", "flat moves"),
-    ("flat:e2:2x16:t256:v16:r1:p0:none:row:strided", "1 x elements a thread"),
+    ("flat:e2:8x16:t256:v16:r1:p0:none:row:strided", "runs a block"),
+    ("flat:e2:4x16:t64:v16:r1:p0:none:row:strided", "whole warps"),
+    ("flat:e2:1x16:t256:v16:r2:p0:none:row:strided", "no micro_rows"),
     ("flat:e2:1x4:t256:v16:r1:p0:none:row:strided", "whole vectors of 8"),
     ("flat:e1:1x64:t256:v16:r1:p0:none:row:strided", "at most 32 elements"),
     ("flat:e2:1x16:t256:v16:r1:p0:none:row", "layouts"),
@@ -101,12 +105,17 @@ def test_the_launch_walks_runs_and_agrees_with_the_template():
     assert cfg.blocks(launch_shape(cfg, p)) == 128 * per_run
     view = python_view(cfg)     # the sample shapes nvcc checks against flat.cu's grid (below)
     assert {(g.b, g.m, g.n, g.blocks) for g in view.grid} >= {(1, 1, 1, 1), (2, 4, 32, 8)}
+    four = KernelConfig.from_key("flat:e2:4x16:t256:v16:r1:p0:none:row:strided")   # 4 runs of 64 threads a block
+    per_run = -(-(2048 * 67 * 2 // 16 + 1) // (64 * 2))
+    assert four.blocks(launch_shape(four, p)) == 128 // 4 * per_run
+    assert four.blocks((1, 130, 2048 * 67)) == 33 * per_run                      # a last group of two runs
+    assert {(g.b, g.m, g.n, g.blocks) for g in python_view(four).grid} >= {(1, 9, 47, 3), (2, 16, 32, 8)}
 
 
 @pytest.mark.parametrize("arch", ["sm_90", pytest.param("sm_80", marks=pytest.mark.exhaustive)])
 def test_candidates_compile_without_spills(tmp_path, arch):
     cfgs = {c for e in (1, 2, 4) for n in (3, 67) for c in flat_space(bshd(e, 2, 30, 3, n))}
-    assert len(cfgs) == len(flat.SHAPES) * 3 - 2     # int8: 2 vectors a thread at most (MAX_LOADS)
+    assert len(cfgs) == (len(flat.SHAPES) + 4) * 3 - 2     # int8: 2 vectors a thread at most (MAX_LOADS)
     assert max(c.tile_cols for c in cfgs) == flat.MAX_LOADS
     wide = {c for e in (1, 2, 4) for c in flat_space(bshd(e, 2, 30, 3, 67), "flatv")}
     assert len(wide) == len(flat.SHAPES) and max(c.tile_cols for c in wide) == 64
@@ -133,7 +142,8 @@ def test_index_math_matches_numpy(e):
     cs = cases(rng, e)
     assert all(flat.runs(c.problem) for c in cs)
     cfgs = sorted({c for case in cs for c in flat_space(case.problem)}, key=lambda c: c.key)
-    assert len(cfgs) == len(flat.SHAPES) - (2 if e == 1 else 0)
+    assert len(cfgs) == len(flat.SHAPES) - (2 if e == 1 else 0) + 4     # 4: several runs a block
+    assert {c.tile_rows for c in cfgs} == set(flat.RUNS)
     assert run_cases(cfgs, cs) == len(cfgs) * len(cs)
 
 

@@ -29,7 +29,8 @@ def test_every_flat_candidate_is_exact(tmp_path, shape, axes, dtype):
     shapes = len(families.of("flat").SHAPES)
     one = problem.elem == 1                                # canonical() may fuse int8 pairs (rows of 70)
     wide = shapes if one and problem.n >= 16 else 0       # flatv: rows of 16 int8 or more
-    assert len(flats) == shapes - (2 if one else 0) + wide   # 1-byte elements: MAX_LOADS
+    runs = 2 * (len(families.of("flat").RUNS) - 1)          # the untuned shape and 256 x 1 at 2 and 4 runs a block
+    assert len(flats) == shapes - (2 if one else 0) + runs + wide   # 1-byte elements: MAX_LOADS
     rec = tune_problem(problem, cache=ResultCache(tmp_path / "c"), progress=False, reps=3, configs=flats)
     assert rec.failures == (), rec.failures
     assert {c.key for c in rec.candidates} == {c.key for c in flats} and rec.best.variant in ("flat", "flatv")

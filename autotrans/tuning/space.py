@@ -24,7 +24,7 @@ SPACE_VERSION = 18  # 7: the whole family, 32- and 64-byte rows casts; 8: tall s
                     # 14: ndtile casts; 15: row-sized rows tiles (rows.problem_space);
                     # 16: the flat family (flat.problem_space);
                     # 17: flat at 128 threads of one vector, the untuned shape first;
-                    # 18: flatv (16-byte loads) for rows of 16 bytes or more
+                    # 18: flatv (16-byte loads) for rows of 16 1-byte elements or more; flat at 2 and 4 runs a block
 
 ORDERS = ("col", "row")   # tile walks tried for the vector tiles (col won on the H200)
 SKINNY = _skinny.VARIANTS  # narrow and short (cuda_templates/skinny.py)
