@@ -1,7 +1,7 @@
 // autotrans: the kernel skeleton every template shares: the phases of a block
 // (phases, run, run_strided, has_mid, has_block), the element-wise paths of edge
 // tiles (with the template's store epilogue, epi_of, and cast, cast_of and
-// out_elem), the kernel entries (AT_KERNEL_ENTRY, AT_FIXED_ENTRY, AT_STRIDED_ENTRY) and the
+// out_elem), the kernel entries (AT_KERNEL_ENTRY, AT_FIXED_ENTRY, AT_STRIDED_ENTRY, AT_STRIDED_FIXED_ENTRY) and the
 // compile-time checks that Python and C++ agree.
 #pragma once
 #include "mem.cuh"
@@ -173,10 +173,25 @@ __device__ __forceinline__ void run_strided(const StridedArgs& a, const char* in
     char* __restrict__ out = a.out;                                                               \
     at::run_strided<NAME##_k>(a, in, out, smem);                                                  \
   }
+// A strided config compiled for one launch (KernelConfig.fixed_args): AT_STRIDED_ENTRY's
+// parameter, but it moves with the at::StridedArgs values it is compiled for (the
+// initializer after the pointers: B, M, N, ldi, ldo, sci, nb, {size}, {src}, {dst}),
+// constants, so the index math folds; only the pointers are read. Python launches it
+// with those values only (kernels.strided.strided_problems, backend.cuda.Kernel).
+#define AT_STRIDED_FIXED_ENTRY(NAME, THREADS, ...)                                                \
+  static_assert(at::is_strided<NAME##_k>::value, "a fixed launch is for strided kernels");         \
+  extern "C" __global__ void __launch_bounds__(THREADS) NAME(const at::StridedArgs a) {          \
+    extern __shared__ __align__(16) char smem[];                                                  \
+    const char* __restrict__ in = a.in;                                                           \
+    char* __restrict__ out = a.out;                                                               \
+    const at::StridedArgs c = {a.in, a.out, __VA_ARGS__};                                         \
+    at::run_strided<NAME##_k>(c, in, out, smem);                                                  \
+  }
 #else
 #define AT_KERNEL_ENTRY(NAME, THREADS)
 #define AT_FIXED_ENTRY(NAME, THREADS, B_, M_, N_)
 #define AT_STRIDED_ENTRY(NAME, THREADS)
+#define AT_STRIDED_FIXED_ENTRY(NAME, THREADS, ...)
 #endif
 
 // Compile-time agreement with Python: autotrans.kernels.templates.render fills

@@ -154,7 +154,8 @@ def test_a_fixed_shape_is_part_of_the_key_and_round_trips():
     ("vec:e4:64x16:t128:v8:r1:p0:xor:col@0x256x256", "fixed must be '' or a shape 'BxMxN'"),
     ("vec:e4:64x16:t128:v8:r1:p0:xor:col@1x0256x256", "fixed must be '' or a shape 'BxMxN'"),
     ("vec:e4:64x16:t128:v8:r1:p0:xor:col@1x256x257", "not 8-byte aligned"),
-    ("tile:e4:32x32:t256:v4:r1:p1:none:row:strided@1x64x64", "a fixed shape is for dense kernels"),
+    ("tile:e4:32x32:t256:v4:r1:p1:none:row:strided@1x64x64", "a strided config's fixed must be a launch's"),
+    ("vec:e4:64x16:t128:v8:r1:p0:xor:col@1.64.64.0.0.4.0", "fixed must be '' or a shape 'BxMxN'"),
     ("naive:e1:8x32:t256:v1:r1:p0:none:row@1x1x" + "9" * 12, "needs"),
 ])
 def test_a_fixed_shape_that_cannot_run_is_refused(key, why):
@@ -164,6 +165,40 @@ def test_a_fixed_shape_that_cannot_run_is_refused(key, why):
         KernelConfig.from_key("vec:e4:64x16:t128:v8:r1:p0:xor:col@1x256")
     with pytest.raises(ValueError, match="fixed must be"):
         KernelConfig("tile", 4, 32, 32, 256, fixed="256x256")
+
+
+FLAT = "flat:e2:4x16:t128:v16:r1:p0:none:row:strided"
+
+
+def test_a_strided_config_compiled_for_one_launch_keeps_its_values_in_the_key():
+    cfg = KernelConfig.from_key(FLAT)
+    args = (1, 6, 67, 0, 0, 2, 2, 3, 2, 1, 1, 1, 1, 1, -134, 2144, 0, 0, 0, 0, 0, 4020, 134, 0, 0, 0, 0, 0)
+    f = cfg.fixed_to_args(args)
+    assert f.key == FLAT + "@1.6.67.0.0.2.2.2.3.2.n134.2144.4020.134" and f.fixed_args == args
+    assert KernelConfig.from_key(f.key) == f and KernelConfig.from_dict(f.to_dict()) == f
+    assert f.fixed_shape is None and f.generic() == cfg and cfg.fixed_args is None
+    assert f.name.isidentifier() and f.name != cfg.name
+    none = cfg.fixed_to_args((1, 5, 3, 0, 0, 2, 0) + (1,) * 7 + (0,) * 14)   # no dimensions
+    assert none.key.endswith("@1.5.3.0.0.2.0.0") and none.fixed_args[7:] == (1,) * 7 + (0,) * 14
+    nd = (1, 6, 67, 0, 0, 2, 1, 3, 1, 5, 1, 1, 1, 258, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0)
+    assert cfg.fixed_to_args(nd).fixed == "1.6.67.0.0.2.1.7.3.1.5.1.1.1.258.2.0.0.0.0.0.0.0.7.0.0.0.0.0"   # slots past nb
+    assert cfg.fixed_to_args(nd).fixed_args == nd
+
+
+@pytest.mark.parametrize("args", [(1, 6, 67, 0, 0, 2, 2), (1, 6, 67, 0, 0, 2, 1) + (1,) * 7 + (0,) * 15])
+def test_values_that_are_no_launch_are_refused(args):
+    with pytest.raises(ValueError, match="not the at::StridedArgs values of a launch"):
+        KernelConfig.from_key(FLAT).fixed_to_args(args)
+
+
+@pytest.mark.parametrize("fixed", ["1.6.67.0.0.2.1.1.3.2", "1.6.67.0.0.2.1.1.3.2.4.5", "0.6.67.0.0.2.1.1.3.2.4",
+                                   "1.6.67.0.0.2.1.1.0.2.4", "1.6.67.0.0.2.1.1.3.02.4", "1.6.67.0.0.2.1.1.3.n0.4",
+                                   "1.6.67.0.0.2.8.0", "1.6.67.0.0.2.1.8" + ".1" * 8 + ".0" * 16,
+                                   "1.6.67.0.0.2.1.2.3.1.2.0.4.0",      # a last slot kept that is unused
+                                   "1..6", "1.6.67.0.0.2.1.1.3.2.4."])
+def test_a_strided_fixed_value_list_that_is_no_launch_is_refused(fixed):
+    with pytest.raises(ValueError, match="a strided config's fixed must be a launch's"):
+        KernelConfig.from_key(f"{FLAT}@{fixed}")
 
 
 def test_a_strip_follows_the_order_in_the_key_and_round_trips():

@@ -520,3 +520,36 @@ def test_permute_captures_a_strided_problem_it_ran_without_a_tuned_result(tmp_pa
     launch.forget()
     autotrans.permute(to_torch(h)[:, 16:716], (1, 0))
     assert capture.read_problems(path) == [want]                    # tuned: not captured
+
+
+@pytest.mark.parametrize("shape, dtype, axes", [((2, 96, 3, 67), np.float16, (0, 2, 1, 3)),
+                                                ((61, 37, 67), np.int8, (1, 0, 2)),
+                                                ((9, 50, 64), np.float32, (1, 0, 2)),
+                                                ((5, 6, 7, 9), np.float64, (3, 1, 0, 2)),
+                                                ((7, 9, 11, 13), np.int8, (3, 1, 0, 2))])
+def test_a_strided_problem_runs_its_kernel_compiled_for_the_launch_once_built(shape, dtype, axes, monkeypatch):
+    """AUTOTRANS_SPECIALISE: an untuned strided problem runs its generic
+    kernel and queues the one compiled for its launch (KernelConfig.
+    fixed_args); once built, permute() loads and runs that one: bytes as
+    NumPy's (flat, rows, ndtile and ndshift), and the same problem at
+    another pointer alignment too."""
+    from autotrans.api import specialise
+    from autotrans.kernels.strided import launch_args
+    monkeypatch.setenv(specialise.ENV, "1")
+    monkeypatch.setattr(specialise, "_asked", set())   # earlier tests' builds count towards MAX_BUILDS
+    from autotrans.api import strided_select
+    monkeypatch.setattr(strided_select, "shipped_problems", lambda: [])
+    torch = torch_mod()
+    h = host_random(shape, dtype, 90)
+    want = np.ascontiguousarray(np.transpose(h, axes)).tobytes()
+    ch = autotrans.explain(shape, np.dtype(dtype).name, axes=axes)
+    assert ch.source != "tuned" and "compiled for this launch" in str(ch), str(ch)
+    fixed = ch.config.fixed_to_args(launch_args(ch.config, ch.problem)[1])
+    assert torch_host(autotrans.permute(to_torch(h), axes)).tobytes() == want
+    assert specialise.wait(300) and specialise.ready(fixed, driver.device().arch)
+    assert torch_host(autotrans.permute(to_torch(h), axes)).tobytes() == want
+    assert any(k == fixed.key for _, k in launch._kernels), "the fixed kernel was not loaded"
+    flat = to_torch(host_random((1 + h.size,), dtype, 91))
+    view = flat[1:].view(shape)                          # an element past a 16-byte boundary
+    got = torch_host(autotrans.permute(view, axes)).tobytes()
+    assert got == np.ascontiguousarray(np.transpose(torch_host(flat)[1:].reshape(shape), axes)).tobytes()

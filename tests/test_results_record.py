@@ -227,3 +227,21 @@ def test_a_dense_shape_may_hold_a_strided_config_that_transposes_it():
             with pytest.raises(ValueError, match=f"config {cfg.key} cannot transpose 1x4097x4095"):
                 parse()
         assert TuneRecord.from_json(forged).best == cfg       # no dense key: nothing to transpose
+
+
+def test_a_record_holds_strided_configs_compiled_for_a_launch():
+    """Their keys hold the launch's values (KernelConfig.fixed_to_args): up to
+    29 numbers, longer than other names; a key past MAX_CONFIG_KEY is refused."""
+    from autotrans.results.record import MAX_CONFIG_KEY
+    cfg = KernelConfig.from_key("flat:e2:4x16:t128:v16:r1:p0:none:row:strided")
+    big = 2**61 + 12345
+    fixed = cfg.fixed_to_args((1, big, 67, 0, 0, 2, 7) + (big,) * 7 + (-big,) * 7 + (big,) * 7)
+    assert 500 < len(fixed.key) <= MAX_CONFIG_KEY
+    obj = copy.deepcopy(make_record((1, 4096, 67), 2, n_candidates=3))
+    obj.update(config=fixed.to_dict(), key=fixed.key)
+    obj["candidates"][1]["key"] = obj["failures"][0]["key"] = fixed.key
+    rec = TuneRecord.from_json(obj)
+    assert rec.best == fixed and rec.candidates[1].config == fixed and loads(dumps(rec)) == rec
+    obj["candidates"][1]["key"] = fixed.key + "0" * (MAX_CONFIG_KEY + 1 - len(fixed.key))
+    with pytest.raises(ValueError, match="key must be a config key"):
+        TuneRecord.from_json(obj)

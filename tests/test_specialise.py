@@ -113,6 +113,41 @@ def test_explain_says_what_a_specialised_call_runs(monkeypatch, tmp_path):
                                                           cache_dir=tmp_path).reason
 
 
+def _odd_d(shape=(2, 64, 4, 67)):
+    """The strided problem permute() runs for a float16 (B, S, H, D) -> (B, H, S, D) of odd D."""
+    import numpy as np
+    from autotrans.core.layout import c_strides, canonical
+    from autotrans.tuning.strided import run_problem
+    return run_problem(canonical(shape, c_strides(shape, 2), 2, (0, 2, 1, 3)))
+
+
+def test_strided_candidate_is_the_generic_config_compiled_for_the_launch(store):
+    from autotrans.kernels.strided import launch_args, strided_problems
+    from autotrans.tuning.strided import default_strided
+    prob = _odd_d()
+    cfg = default_strided(prob, 16)
+    fixed = specialise.strided_candidate(cfg, prob, 16)
+    assert fixed is not None and fixed.generic() == cfg and fixed.fixed_args == launch_args(cfg, prob)[1]
+    assert not strided_problems(fixed, prob, 16) and strided_problems(fixed, _odd_d((2, 64, 4, 69)), 16)
+    assert specialise.strided_candidate(fixed, prob, 16) is None                # fixed already
+    assert specialise.strided_candidate(classic("tile", 2), prob, 16) is None    # a dense config
+    big = _odd_d((8, 2048, 16 * (specialise.MAX_STRIDED_BYTES // (8 * 2048 * 16 * 67 * 2) + 1), 67))
+    assert specialise.strided_candidate(default_strided(big, 16), big, 16) is None   # large
+    assert specialise.ready(fixed, ARCH) is False and specialise.wait(300)      # real nvcc builds it
+    assert specialise.ready(fixed, ARCH) is True and find_compiled(fixed, ARCH).info["registers"] > 0
+
+
+def test_explain_permute_says_a_strided_problem_is_compiled_for_its_launch(monkeypatch, tmp_path):
+    from autotrans.api.permute import explain_permute
+    fp = "NVIDIA H200|sm_90|132sm|driver 580.159.04|cuda 13.0"
+    monkeypatch.setenv(specialise.ENV, "1")
+    c = explain_permute((2, 64, 4, 67), (0, 2, 1, 3), "float16", fingerprint=fp, cache_dir=tmp_path)
+    assert c.source == "untuned" and c.config.variant == "flat" and "compiled for this launch" in c.reason
+    monkeypatch.setenv(specialise.ENV, "0")
+    c = explain_permute((2, 64, 4, 67), (0, 2, 1, 3), "float16", fingerprint=fp, cache_dir=tmp_path)
+    assert "AUTOTRANS_SPECIALISE" not in c.reason
+
+
 def test_a_forked_child_builds_with_its_own_worker(store):
     """After a fork the parent's thread is gone: the child queues and builds anew."""
     import multiprocessing as mp

@@ -334,7 +334,8 @@ def test_a_conjugate_tunes_and_is_found_under_its_own_key(tmp_path):
     assert (got.problem, got.config, got.source) == (p, cfgs[1], "tuned")
     assert "tuned for this problem" in str(got)
     fresh = explain((300, 1000), "complex64", axes=(1, 0), conj=True, fingerprint=A100, cache_dir=tmp_path / "d")
-    assert fresh.source == "untuned" and str(fresh).endswith("untuned rule (tune it with --axes --conj)")
+    assert fresh.source == "untuned" and "] untuned rule" in str(fresh)
+    assert str(fresh).endswith(" (tune it with --axes --conj)")
     fresh = explain((300, 1000), "complex64", axes=(1, 0), conj=True, fingerprint=H200, cache_dir=tmp_path / "d")
     assert fresh.source == "nearest" and fresh.config.epilogue == "conj32"      # a shipped conj32 problem's
     plain_choice = explain((300, 1000), "complex64", axes=(1, 0), fingerprint=H200, cache_dir=tmp_path / "c")
@@ -530,3 +531,29 @@ def test_the_bshd_cast_tries_32_byte_vectors_first():
 
 def walked_rows(p):
     return tuple(sorted(p.rows, key=lambda d: -d.src))
+
+
+def test_fixed_variants_are_the_configs_compiled_for_the_launch_and_compile_in_every_family():
+    """tune_problem's variants: each config compiled for the problem's launch
+    (its at::StridedArgs values constants), which runs that problem only;
+    every strided family's compiles with real nvcc (AT_STRIDED_FIXED_ENTRY)."""
+    from autotrans.api.permute import as_strided
+    from autotrans.build.compile import compile_configs
+    from autotrans.kernels.strided import launch_args
+    from autotrans.tuning.strided import fixed_variants
+    probs = [run_problem(layout.canonical(s, layout.c_strides(s, e), e, a)) for s, e, a in
+             (((2, 64, 4, 67), 2, (0, 2, 1, 3)), ((9, 50, 64), 4, (1, 0, 2)),
+              ((7, 9, 11, 13), 1, (3, 1, 0, 2)), ((5, 6, 7, 9), 8, (3, 1, 0, 2)))]
+    probs.append(as_strided(layout.canonical((300, 1000), (4000, 4), 4, (1, 0), 16), 16))   # a 2-D tile
+    picked = []
+    for p in probs:
+        firsts = list({c.variant: c for c in reversed(strided_candidates(p))}.values())
+        fixed = fixed_variants(p, firsts + [firsts[0].fixed_to_args(launch_args(firsts[0], p)[1])], 1.0)
+        assert len(fixed) == len(firsts) and [f.generic() for f in fixed] == firsts     # a fixed one stays out
+        assert all(f.fixed_args == launch_args(f, p)[1] and not strided_problems(f, p, TUNE_ALIGN) for f in fixed)
+        other = next(q for q in probs if q is not p)
+        assert all(strided_problems(f, other, TUNE_ALIGN) for f in fixed)
+        picked += fixed
+    assert {"flat", "rows", "tile", "vec", "shift", "ndtile", "ndshift"} <= {f.variant for f in picked}
+    built = compile_configs(picked, "sm_90")
+    assert all(built[f.key].ok for f in picked), [built[f.key].error for f in picked if not built[f.key].ok][:1]

@@ -15,6 +15,7 @@ import pytest
 
 from autotrans.core import layout
 from autotrans.core.layout import RowsProblem, TileProblem
+from autotrans.kernels.strided import launch_args
 from autotrans.results.keys import problem_text
 from autotrans.results.store import ResultCache
 from autotrans.tuning.strided import (StridedBuffers, best_strided, problem_key, problem_rows,
@@ -44,8 +45,12 @@ def test_tune_problem_verifies_every_candidate_and_stores_the_winner(tmp_path, p
     cfgs = strided_candidates(problem, dev.limits)
     rec = tune_problem(problem, cache=rc, progress=False, reps=3)
     assert rec.failures == (), rec.failures
-    assert {c.key for c in rec.candidates} == {c.key for c in cfgs}       # every candidate verified and timed
-    assert rec.best.layout == "strided" and rec.best in cfgs
+    keys = {c.key for c in rec.candidates}
+    assert {k for k in keys if "@" not in k} == {c.key for c in cfgs}    # every candidate verified and timed
+    fixed = [c.config for c in rec.candidates if c.config.fixed]         # and the fastest, compiled for this launch
+    assert 1 <= len(fixed) <= 5 and all(f.generic() in cfgs for f in fixed)
+    assert all(f.fixed_args == launch_args(f, problem)[1] for f in fixed)
+    assert rec.best.layout == "strided" and rec.best.generic() in cfgs
     assert rec.shape == problem_key(problem).shape and rec.elem_bytes == problem.elem
     assert rec.time_us == min(c.median_us for c in rec.candidates if c.retimed)
     assert 0 < rec.frac_memcpy < 1.5 and rec.memcpy_us > 0
@@ -97,7 +102,8 @@ def test_ndshift_verifies_on_the_gpu(problem):
     assert {c.variant for c in cfgs} == {"ndtile", "ndshift"}
     rec = tune_problem(problem, save=False, progress=False, reps=2, top=3)
     assert rec.failures == (), rec.failures
-    assert {c.key for c in rec.candidates} == {c.key for c in cfgs}
+    assert {c.key for c in rec.candidates if not c.config.fixed} == {c.key for c in cfgs}
+    assert {c.config.generic() for c in rec.candidates if c.config.fixed} <= set(cfgs)   # compiled for the launch too
 
 
 def test_tune_problem_without_saving(tmp_path):

@@ -73,7 +73,7 @@ _plans = LRU(PLAN_LIMIT)
 _launchers = LRU(LAUNCHER_LIMIT)
 _routes = LRU(ROUTE_LIMIT)
 _strided = LRU(LAUNCHER_LIMIT)   # permute()'s strided launchers: (context, problem, alignment, epilogue)
-_kernels: dict = {}        # (context, config key) -> loaded Kernel; bounded by the search space
+_kernels: dict = {}        # (context, config key) -> loaded Kernel; bounded by the search space and MAX_BUILDS
 _kernel_lock = threading.Lock()
 _gpuarray_types: set = set()
 
@@ -153,9 +153,10 @@ def _specialised(cfg: KernelConfig, bmn, e: int, align: int, dev) -> KernelConfi
 
 def _relaunch() -> None:
     """Forget the launchers chosen so far, so the next calls choose again
-    (a shape's fixed kernel was built)."""
+    (a shape's or a strided problem's fixed kernel was built)."""
     _launchers.clear()
     _routes.clear()
+    _strided.clear()
 
 
 def _kernel(cfg: KernelConfig, ctx: int, arch: str) -> driver.Kernel:
@@ -202,8 +203,12 @@ def _load_strided(problem, align: int, epilogue: str, cast: str, ctx: int, ordin
     ch = choose_strided(problem, align, epilogue, dev.id.text, dev.limits, _default_cache(), cast)
     if ch.source not in ("tuned", "shipped"):
         capture.note_problem(problem, cast, epilogue)       # for `autotrans tune --from` (AUTOTRANS_CAPTURE)
-    kernel = _kernel(ch.config, ctx, dev.arch)
-    return kernel.strided_launcher(*strided.launch_args(ch.config, problem))
+    cfg = ch.config
+    if ch.source != "tuned" and specialise.enabled():    # not tuned for this problem: compiled for it, once built
+        fixed = specialise.strided_candidate(cfg, problem, align)
+        cfg = fixed if fixed is not None and specialise.ready(fixed, dev.arch, _relaunch) else cfg
+    kernel = _kernel(cfg, ctx, dev.arch)
+    return kernel.strided_launcher(*strided.launch_args(cfg, problem))
 
 
 def kernel_for(shape, elem_bytes: int, align: int = 16, tune=None, ordinal: int | None = None):

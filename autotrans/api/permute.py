@@ -37,7 +37,7 @@ from ..kernels.config import KernelConfig
 from ..tuning import runner
 from ..tuning.strided import run_problem, tune_problem
 from ..results.store import ResultCache
-from . import launch
+from . import launch, specialise
 from .select import EMPTY, explain as explain_transpose
 from .strided_select import StridedChoice, choose_strided, strided_config
 from .index import _default_cache
@@ -213,7 +213,10 @@ def explain_permute(shape, axes, dtype=np.float32, *, conj: bool = False, to=Non
                                cache_dir=cache_dir)
         return PermuteChoice(problem, ch.config, ch.source, ch)
     ch = strided_choice(problem, 16, epilogue, fingerprint, limits, ResultCache(cache_dir), cast)
-    return PermuteChoice(problem, ch.config, ch.source, reason=ch.reason)
+    fixed = specialise.strided_candidate(ch.config, problem, 16) \
+        if ch.source != "tuned" and specialise.enabled() else None
+    why = "" if fixed is None else "; AUTOTRANS_SPECIALISE: compiled for this launch (sizes and strides constant) once built in the background"
+    return PermuteChoice(problem, ch.config, ch.source, reason=ch.reason + why)
 
 
 def tune_permutation(shape, dtype, axes, *, conj: bool = False, to=None, configs=None, cache_dir=None,

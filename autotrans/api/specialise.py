@@ -1,4 +1,4 @@
-"""Untuned shapes compiled for themselves, in the background.
+"""Untuned shapes and strided problems compiled for themselves, in the background.
 
 A shape served without an exact result runs a nearest shape's config (or the
 default), generic: its sizes are kernel arguments. Compiled for the shape
@@ -11,6 +11,12 @@ processes at once). No call waits for nvcc; without nvcc, where the fixed
 kernel fails to build or spills, and past MAX_BUILDS shapes a process, the
 generic kernel stays. AUTOTRANS_SPECIALISE=0 turns it off. On an H100 it took
 untuned/tuned over 23 cases of 1-19 MiB from 0.911 to 0.939 (NOTES 58).
+
+permute()'s strided problems do the same where their config was not tuned
+for the problem (strided_candidate: the config compiled for the launch,
+KernelConfig.fixed_args): on an H100 the flat family's kernels so compiled
+took 30-32 registers where the generic ones take 32-40 and ran 1-5% faster,
+up to 35 MiB and beyond (NOTES 67).
 """
 from __future__ import annotations
 
@@ -19,10 +25,13 @@ import queue
 import threading
 
 from ..build.compile import compile_configs, find_compiled
+from ..core.layout import moved_bytes
 from ..kernels.config import KernelConfig
+from ..kernels.strided import launch_args, strided_problems
 
 ENV = "AUTOTRANS_SPECIALISE"
 MAX_BYTES = 32 << 20     # larger shapes run long enough that constant sizes gain nothing (NOTES 17)
+MAX_STRIDED_BYTES = 256 << 20   # strided problems: flat gained 1% at 97 MiB, 4-5% at 20-35 (NOTES 67)
 MAX_BUILDS = 64          # builds queued a process at most: many shapes (varying lengths) stay generic
 
 _jobs: queue.Queue = queue.Queue()
@@ -55,6 +64,17 @@ def candidate(cfg: KernelConfig, bmn, elem_bytes: int) -> KernelConfig | None:
         return None
     fixed = cfg.fixed_to(bmn)
     return None if fixed.problems() else fixed
+
+
+def strided_candidate(cfg: KernelConfig, problem, align: int) -> KernelConfig | None:
+    """cfg compiled for this strided problem's launch (kernels.strided.
+    launch_args) where that may pay: a generic strided config, a problem
+    writing at most MAX_STRIDED_BYTES, and a fixed config that runs it at
+    ``align``; else None."""
+    if cfg.fixed or cfg.layout != "strided" or moved_bytes(problem) > MAX_STRIDED_BYTES:
+        return None
+    fixed = cfg.fixed_to_args(launch_args(cfg, problem)[1])
+    return None if fixed.problems() or strided_problems(fixed, problem, align) else fixed
 
 
 def ready(fixed: KernelConfig, arch: str, on_built=None, *, capped: bool = True) -> bool:

@@ -232,6 +232,11 @@ class Kernel:
             raise ValueError(f"{self.cfg.key} is compiled for the shape {self.cfg.fixed} only, "
                              f"not {'x'.join(map(str, bmn))}")
 
+    def _check_args(self, args) -> None:
+        """ValueError where a strided kernel compiled for one launch (KernelConfig.fixed_args) is given another."""
+        if self.cfg.fixed and tuple(args) != self.cfg.fixed_args:
+            raise ValueError(f"{self.cfg.key} is compiled for one launch only, not for {tuple(args)!r:.200}")
+
     @property
     def ctx(self) -> int:
         return self.fn.ctx
@@ -248,6 +253,7 @@ class Kernel:
         self._check_shape((b, m, n))
         if self.cfg.layout == "strided":
             args = strided_args(dense_tile((b, m, n), self.cfg.elem_bytes), 0, 0)[2:]
+            self._check_args(args)
             go = self.fn.launcher((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, *args)
         else:
             go = self.fn.launcher((self.cfg.blocks((b, m, n)), 1, 1), self._block, self._smem, b, m, n)
@@ -266,6 +272,7 @@ class Kernel:
         values of its at::StridedArgs after the two pointers."""
         if self.cfg.layout != "strided":
             raise ValueError(f"{self.cfg.key} is a dense config; it takes no strided launch")
+        self._check_args(args)
         go = self.fn.launcher((self.cfg.blocks(bmn), 1, 1), self._block, self._smem, *args)
 
         def launch(src, dst, stream=0):

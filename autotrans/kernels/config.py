@@ -42,9 +42,11 @@ _KEY = re.compile(
     r"^(?P<variant>[a-z]+):e(?P<elem_bytes>\d+):(?P<tile_rows>\d+)x(?P<tile_cols>\d+)"
     r":t(?P<threads>\d+):v(?P<vec_bytes>\d+):r(?P<micro_rows>\d+):p(?P<pad>\d+)"
     r":(?P<swizzle>[a-z]+):(?P<order>[a-z]+)(?::s(?P<strip>[0-9]+)(?P<seam>m)?)?(?::(?P<layout>[a-z]+))?(?::(?P<epilogue>[a-z][a-z0-9]*))?"
-    r"(?::(?P<cast>[a-z]+[0-9]+>[a-z]+[0-9]+))?(?:@(?P<fixed>[0-9]+x[0-9]+x[0-9]+))?$", re.ASCII)
-# KernelConfig.fixed: "" or a shape "BxMxN" (no leading zeros), each side in [1, MAX_FIXED_SIDE].
+    r"(?::(?P<cast>[a-z]+[0-9]+>[a-z]+[0-9]+))?(?:@(?P<fixed>[0-9]+x[0-9]+x[0-9]+|[0-9n.]+))?$", re.ASCII)
+# KernelConfig.fixed: "" or a shape "BxMxN" (no leading zeros), each side in [1, MAX_FIXED_SIDE];
+# strided configs: a launch's at::StridedArgs values after the pointers, "."-joined (_FIXED_ARGS).
 _FIXED = re.compile(r"^[1-9][0-9]{0,18}x[1-9][0-9]{0,18}x[1-9][0-9]{0,18}$", re.ASCII)
+_FIXED_ARGS = re.compile(r"^(0|n?[1-9][0-9]{0,18})(\.(0|n?[1-9][0-9]{0,18}))*$", re.ASCII)
 MAX_FIXED_SIDE = 2**62
 _INTS = ("elem_bytes", "tile_rows", "tile_cols", "threads", "vec_bytes", "micro_rows", "pad", "strip", "seam")
 MAX_STRIP = 16         # tiles a block moves (KernelConfig.strip)
@@ -89,6 +91,9 @@ class KernelConfig:
     the kernel is compiled for, its sizes compile-time constants (the index
     math folds: 2-12% faster on kernels of a few microseconds, NOTES 28);
     launched on that shape only. tune() adds these for its fastest configs.
+    A strided config's: the one launch's at::StridedArgs values after the
+    pointers (fixed_to_args' text), constants in its kernel; launched with
+    those values only (fixed_args).
     strip: the tiles a block moves one after another, side by side along its
     input rows (1, or a power of two up to MAX_STRIP in families that list
     STRIPS, strided configs only: neighbouring tiles then read no sector of
@@ -207,8 +212,34 @@ class KernelConfig:
     # -- fixed shapes -----------------------------------------------------
     @property
     def fixed_shape(self) -> tuple[int, int, int] | None:
-        """The (B, M, N) the kernel is compiled for (``fixed``), or None."""
-        return tuple(map(int, self.fixed.split("x"))) if self.fixed else None
+        """The (B, M, N) a dense kernel is compiled for (``fixed``), or None."""
+        return tuple(map(int, self.fixed.split("x"))) if self.fixed and self.layout == "dense" else None
+
+    @property
+    def fixed_args(self) -> tuple[int, ...] | None:
+        """The at::StridedArgs values after the pointers (kernels.strided.
+        launch_args' second item: MAX_BATCH sizes and strides each, unused
+        ones 1 and 0) a strided kernel is compiled for (``fixed``), or None."""
+        if not self.fixed or self.layout != "strided":
+            return None
+        v = [-int(t[1:]) if t[0] == "n" else int(t) for t in self.fixed.split(".")]
+        k, pad = v[7], layout.MAX_BATCH - v[7]
+        dims = [v[8 + i * k:8 + (i + 1) * k] + [d] * pad for i, d in enumerate((1, 0, 0))]
+        return tuple(v[:7] + dims[0] + dims[1] + dims[2])
+
+    def fixed_to_args(self, args) -> "KernelConfig":
+        """This strided config compiled for one launch: ``args``, the
+        at::StridedArgs values after the pointers (as fixed_args gives them).
+        Its ``fixed``: B.M.N.ldi.ldo.sci.nb, then k (the dimension slots up to
+        the last one used: size not 1 or a stride not 0) and their k sizes,
+        input strides and output strides; n for minus."""
+        a, m = [int(x) for x in args], layout.MAX_BATCH
+        if len(a) != 7 + 3 * m:
+            raise ValueError(f"not the at::StridedArgs values of a launch: {tuple(args)!r:.200}")
+        slots = [(a[7 + d], a[7 + m + d], a[7 + 2 * m + d]) for d in range(m)]
+        k = max((d + 1 for d in range(m) if slots[d] != (1, 0, 0)), default=0)
+        kept = a[:7] + [k] + [s[i] for i in range(3) for s in slots[:k]]
+        return dataclasses.replace(self, fixed=".".join(f"n{-x}" if x < 0 else str(x) for x in kept))
 
     def fixed_to(self, shape) -> "KernelConfig":
         """This config compiled for the one (B,) M, N ``shape`` (dense configs only)."""
@@ -346,10 +377,27 @@ class KernelConfig:
         """Why the fixed shape does not fit this config (empty when it does)."""
         if not self.fixed:
             return []
+        if self.layout == "strided":
+            return self._fixed_args_problems()
         if not _FIXED.match(self.fixed) or max(self.fixed_shape) > MAX_FIXED_SIDE:
             return [f"fixed must be '' or a shape 'BxMxN' of sizes 1 to 2^62, not {self.fixed!r:.60}"]
         if self.layout != "dense":
             return ["a fixed shape is for dense kernels: layout must be 'dense'"]
+        return []
+
+    def _fixed_args_problems(self) -> list[str]:
+        """Why a strided config's fixed launch values are not a launch's (empty when they are)."""
+        bad = [f"a strided config's fixed must be a launch's at::StridedArgs values (B.M.N.ldi.ldo.sci.nb.k, "
+               f"then k sizes, input and output strides; n for minus), not {self.fixed!r:.80}"]
+        if not _FIXED_ARGS.match(self.fixed):
+            return bad
+        v = [-int(t[1:]) if t[0] == "n" else int(t) for t in self.fixed.split(".")]
+        if len(v) < 8 or not 0 <= v[6] <= layout.MAX_BATCH or not 0 <= v[7] <= layout.MAX_BATCH:
+            return bad
+        k = v[7]
+        if len(v) != 8 + 3 * k or min(v[:3]) < 1 or min(v[8:8 + k], default=1) < 1 \
+                or max(map(abs, v)) > MAX_FIXED_SIDE or k and (v[7 + k], v[7 + 2 * k], v[7 + 3 * k]) == (1, 0, 0):
+            return bad      # the last slot kept is a used one: one text per launch
         return []
 
     def _strip_problems(self) -> list[str]:

@@ -128,11 +128,14 @@ def strided_problems(cfg: KernelConfig, problem: TileProblem | RowsProblem, alig
     """Why cfg cannot run this problem with pointers aligned to ``align`` bytes
     (empty when it can): a strided config of a family that takes the problem
     (its strided_problems), an epilogue that fits it (epilogue_problems), and
-    a grid within the launch limit."""
+    a grid within the launch limit; a config compiled for one launch
+    (KernelConfig.fixed_args) runs only the problem of that launch."""
     if cfg.layout != "strided":
         return [f"{cfg.key} is a dense config: strided problems need layout 'strided'"]
     fam = cfg.family
     p = list(fam.strided_problems(cfg, problem, align)) or epilogue_problems(cfg.epilogue, problem)
+    if not p and cfg.fixed and cfg.fixed_args != launch_args(cfg, problem)[1]:
+        p.append(f"it is compiled for another launch ({cfg.fixed[:80]})")
     if not p:
         p = cfg.launch_problems(launch_shape(cfg, problem))
     return p

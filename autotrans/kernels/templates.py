@@ -63,19 +63,25 @@ class PythonView:
     args_offsets: tuple[int, ...]
     layout: str = "dense"
     max_batch: int = MAX_BATCH
-    fixed: tuple = ()       # the (B, M, N) of a config with a fixed shape
+    fixed: tuple = ()       # the (B, M, N) of a config with a fixed shape; a strided one's fixed_args
 
     @property
     def entry(self) -> str:
-        """The kernel entry macro (kernel.cuh) of this layout (and fixed shape)."""
+        """The kernel entry macro (kernel.cuh) of this layout (and fixed shape or launch)."""
         if self.layout == "strided":
-            return "AT_STRIDED_ENTRY"
+            return "AT_STRIDED_FIXED_ENTRY" if self.fixed else "AT_STRIDED_ENTRY"
         return "AT_FIXED_ENTRY" if self.fixed else "AT_KERNEL_ENTRY"
 
     @property
     def fixed_args(self) -> str:
-        """What follows (name, threads) in the entry: the fixed shape's sizes."""
-        return "".join(f", {x}LL" for x in self.fixed)
+        """What follows (name, threads) in the entry: the fixed shape's sizes, or
+        a strided launch's at::StridedArgs values after the pointers (its
+        initializer's: B, M, N, ldi, ldo, sci, nb, {sizes}, {src}, {dst})."""
+        if self.layout != "strided" or not self.fixed:
+            return "".join(f", {x}LL" for x in self.fixed)
+        v, m = self.fixed, self.max_batch
+        dims = ["{" + ", ".join(f"{x}LL" for x in v[7 + i * m:7 + (i + 1) * m]) + "}" for i in range(3)]
+        return "".join(f", {x}LL" for x in v[:6]) + f", {v[6]}, " + ", ".join(dims)
 
     @property
     def args_check(self) -> str:
@@ -101,7 +107,7 @@ def python_view(cfg: KernelConfig) -> PythonView:
     grid = tuple(GridSample(*s, cfg.blocks(s)) for s in grid_shapes(cfg))
     if cfg.layout == "strided":
         return PythonView(cfg.smem_bytes, cfg.threads, cfg.tile_rows, cfg.tile_cols, grid,
-                          STRIDED_ARGS.size, strided_offsets(), "strided")
+                          STRIDED_ARGS.size, strided_offsets(), "strided", fixed=cfg.fixed_args or ())
     return PythonView(cfg.smem_bytes, cfg.threads, cfg.tile_rows, cfg.tile_cols, grid,
                       ARGS.size, field_offsets(ARGS.format), fixed=cfg.fixed_shape or ())
 

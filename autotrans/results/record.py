@@ -29,6 +29,7 @@ from .keys import CacheKey, ProblemKey, normal_shape
 MAX_ROWS = 4096              # candidate rows, and failure rows, per record
 MAX_TEXT = 2000              # characters of a failure reason
 MAX_NAME = 100               # characters of any other string
+MAX_CONFIG_KEY = 800         # of a config key (a strided one compiled for a launch holds its values)
 MAX_VERSIONS = 16
 MAX_RECORD_BYTES = 4 << 20   # of a record's stored JSON
 MAX_COUNT = 10 ** 9
@@ -160,7 +161,7 @@ def _strided_misfit(best: KernelConfig, shape: tuple) -> str:
 
 
 def _row_config(key, elem_bytes: int, what: str) -> str:
-    if not isinstance(key, str) or len(key) > MAX_NAME:
+    if not isinstance(key, str) or len(key) > MAX_CONFIG_KEY:
         raise ValueError(f"{what}: key must be a config key, not {key!r:.40}")
     cfg = config_of_key(key)
     if cfg.elem_bytes != elem_bytes:
@@ -403,7 +404,7 @@ class TuneRecord(_Fields):
                 _bad(f"device {dev.text!r} differs from the key's {key.device!r}")
         if best.elem_bytes != e:
             _bad(f"config {best.key} is for {best.elem_bytes}-byte elements, the record for {e}-byte ones")
-        if best.fixed and best.fixed_shape != shape:
+        if best.fixed_shape is not None and best.fixed_shape != shape:
             _bad(f"config {best.key} is compiled for the shape {best.fixed}, the record is of "
                  f"{'x'.join(map(str, shape))}")
         if obj["key"] != best_key:
@@ -485,7 +486,7 @@ def _plain_record(o: dict, key: CacheKey | None) -> TuneRecord | None:
         dev, l2 = _device(o["device"])
         if key is not None and (e != key.elem_bytes or shape != key.shape or dev.text != key.device) \
                 or best.elem_bytes != e or o["key"] != best_key or _dtype_size(dt) != e \
-                or best.fixed and best.fixed_shape != shape \
+                or best.fixed_shape is not None and best.fixed_shape != shape \
                 or isinstance(key, CacheKey) and _strided_misfit(best, shape):
             return None
         candidates, failures = _plain_candidates(o["candidates"], e), _plain_failures(o["failures"], e)
@@ -514,7 +515,7 @@ def _plain_candidates(rows, e: int) -> tuple | None:
         if not (type(med) is float and type(q1) is float and type(q3) is float and type(g) is float
                 and 0.0 < q1 <= med <= q3 < _INF and 0.0 < g < _INF and type(n) is int and 1 <= n <= MAX_COUNT
                 and (regs is None or type(regs) is int and 0 <= regs <= 1 << 16) and type(rt) is bool
-                and type(k) is str and len(k) <= MAX_NAME and config_of_key(k).elem_bytes == e):
+                and type(k) is str and len(k) <= MAX_CONFIG_KEY and config_of_key(k).elem_bytes == e):
             return None
         out.append(_new(Candidate, {"key": k, "median_us": med, "q1_us": q1, "q3_us": q3, "n": n, "gbps": g,
                                     "registers": regs, "retimed": rt}))
@@ -529,7 +530,7 @@ def _plain_failures(rows, e: int) -> tuple | None:
         if type(r) is not dict or r.keys() != _FAILURE_SET:
             return None
         k, stage, reason = r["key"], r["stage"], r["reason"]
-        if not (type(k) is str and len(k) <= MAX_NAME and type(stage) is str and len(stage) <= MAX_NAME
+        if not (type(k) is str and len(k) <= MAX_CONFIG_KEY and type(stage) is str and len(stage) <= MAX_NAME
                 and type(reason) is str and len(reason) <= MAX_TEXT and config_of_key(k).elem_bytes == e):
             return None
         out.append(_new(Failure, {"key": k, "stage": stage, "reason": reason}))

@@ -370,6 +370,12 @@ def _chosen(configs, problem, limits: Limits, cast: str = "none", epilogue: str 
     return out
 
 
+def fixed_variants(problem, cfgs, best_us: float) -> list[KernelConfig]:
+    """The configs of cfgs compiled for this problem's launch
+    (KernelConfig.fixed_args: its sizes and strides constants)."""
+    return [c.fixed_to_args(launch_args(c, problem)[1]) for c in cfgs if not c.fixed]
+
+
 def tune_problem(problem: TileProblem | RowsProblem, *, cache: ResultCache | None = None, save: bool = True,
                  progress: bool | None = None, reps: int = 5, top: int = 5, configs=None,
                  cast: str = "none", epilogue: str = "none") -> TuneRecord:
@@ -384,7 +390,8 @@ def tune_problem(problem: TileProblem | RowsProblem, *, cache: ResultCache | Non
     conj=True of complex64); its own configs, verified with the sign bits of
     the imaginary parts flipped, stored under a key of that epilogue.
 
-    configs: the candidates (default: strided_candidates for this device);
+    configs: the candidates (default: strided_candidates for this device,
+    and the ``top`` fastest compiled for this launch: fixed_variants);
     each must be able to run the problem. progress: show progress bars
     (default: when stderr is a terminal). TypeError for a problem that is not
     a TileProblem or RowsProblem, ValueError for an invalid one; RuntimeError
@@ -399,10 +406,11 @@ def tune_problem(problem: TileProblem | RowsProblem, *, cache: ResultCache | Non
         raise ValueError(f"no strided config can run {problem_text(problem)[:160]}"
                          + ("" if cast == "none" else f" with the cast {cast}")
                          + ("" if epilogue == "none" else f" with the epilogue {epilogue}"))
+    fixed = functools.partial(fixed_variants, problem) if configs is None else None
     res = tune_candidates(cfgs, functools.partial(StridedBuffers, problem, cast=cast, epilogue=epilogue),
                           strided_shape(problem),
                           dtype_of_size(problem.elem), problem_text(problem)[:160],
-                          progress=progress, reps=reps, top=top, t0=t0)
+                          progress=progress, reps=reps, top=top, t0=t0, variants=fixed)
     if save:
         (cache if cache is not None else ResultCache()).put_problem(problem_key(problem, dev.id.text, cast, epilogue),
                                                                     res)
