@@ -251,6 +251,7 @@ def _misses_section(doc) -> list[str]:
 def markdown(doc) -> str:
     lines = [f"# permute() on {doc['device']}" + (" (tuned)" if doc.get("tuned") else ""), "", doc["method"], "",
              *(["Tuned: " + doc["tuned"], ""] if doc.get("tuned") else []),
+             *([doc["specialise"], ""] if doc.get("specialise") else []),
              "Columns after µs: fraction of the roofline (the faster of memcpy and the 16-byte copy of the "
              "same bytes, over the time); "
              "'transpose()': transpose() of a contiguous array of the same bytes.", "",
@@ -345,6 +346,9 @@ def main(argv=None) -> int:
            "method": __doc__.split("\n\n")[1].replace("\n", " "), "cases": []}
     if args.tuned:
         doc["tuned"] = __doc__.split("\n\n")[3].replace("\n", " ")
+    from autotrans.api import specialise
+    if not specialise.enabled():
+        doc["specialise"] = "AUTOTRANS_SPECIALISE=0: generic kernels only (no build for the shape or launch)."
     for name, shape, dtype, axes, sl, target, *opts in cases:
         opts = opts[0] if opts else {}
         r = run_case(torch, cp, autotrans, time_us, copy16, args.reps, shape, dtype, axes, sl, **opts, tuned=args.tuned)

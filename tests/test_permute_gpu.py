@@ -352,7 +352,7 @@ def test_a_tuned_cast_is_what_permute_runs():
     p = as_strided(layout.canonical((300, 700), (2800, 4), 4, (1, 0), 16, out_itemsize=2))
     cfgs = strided_candidates(p, dev.limits, cast="f32>bf16")
     rec = tune_problem(p, cache=ResultCache(), progress=False, reps=3, cast="f32>bf16")
-    assert rec.failures == () and {c.key for c in rec.candidates} == {c.key for c in cfgs}
+    assert rec.failures == () and {c.config.generic().key for c in rec.candidates} == {c.key for c in cfgs}
     launch.forget()
     ch = permute_mod.strided_choice(p, 16, "none", dev.id.text, dev.limits, cast="f32>bf16")
     assert (ch.config, ch.source) == (rec.best, "tuned")
@@ -378,7 +378,7 @@ def test_fused_cast_tiles_verify_and_permute_exactly():
         assert isinstance(p, layout.NdTileProblem) and p.out_elem == eo, p
         cfgs = strided_candidates(p, dev.limits, cast=cast)
         rec = tune_problem(p, save=False, progress=False, reps=3, cast=cast)
-        assert rec.failures == () and {c.key for c in rec.candidates} == {c.key for c in cfgs}
+        assert rec.failures == () and {c.config.generic().key for c in rec.candidates} == {c.key for c in cfgs}
         assert {c.variant for c in cfgs} == {"ndtile"}
         x = (torch.randn((257, 129, 263), device="cuda") * 100).to(getattr(torch, src))
         y = autotrans.permute(x, (2, 1, 0), dtype=getattr(torch, dst))
@@ -397,7 +397,7 @@ def test_a_tuned_conjugate_is_what_permute_runs():
     p = permute_mod.as_strided(layout.canonical((300, 700), (5600, 8), 8, (1, 0), 16), 16)
     cfgs = strided_candidates(p, dev.limits, epilogue="conj32")
     rec = tune_problem(p, cache=ResultCache(), progress=False, reps=3, epilogue="conj32")
-    assert rec.failures == () and {c.key for c in rec.candidates} == {c.key for c in cfgs}
+    assert rec.failures == () and {c.config.generic().key for c in rec.candidates} == {c.key for c in cfgs}
     assert rec.best.epilogue == "conj32"
     launch.forget()
     ch = permute_mod.strided_choice(p, 16, "conj32", dev.id.text, dev.limits)

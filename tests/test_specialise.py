@@ -162,3 +162,22 @@ def test_a_forked_child_builds_with_its_own_worker(store):
 
 def _child_builds(cfg) -> bool:
     return specialise.ready(cfg, ARCH) is False and specialise.wait(120) and specialise.ready(cfg, ARCH)
+
+
+def test_a_choice_made_before_a_build_finished_is_not_remembered():
+    """A background build that finishes while a call loads its generic
+    kernel clears the remembered launchers (launch._relaunch); that call's
+    choice, made before, must not be stored after the clear (launch._keep)."""
+    from autotrans.api import launch
+    launch.forget()
+    gen = launch.generation()
+    launch._keep(launch._strided, "current", "go", gen)
+    assert launch._strided.get("current") == "go"            # nothing built meanwhile: kept
+    launch._relaunch()                                        # the build lands
+    assert launch._strided.get("current") is None and launch.generation() == gen + 1
+    for cache in (launch._strided, launch._launchers, launch._routes):
+        launch._keep(cache, "stale", "generic", gen)          # chosen before it: dropped
+        assert cache.get("stale") is None
+    launch._keep(launch._routes, "after", "fixed", launch.generation())
+    assert launch._routes.get("after") == "fixed"
+    launch.forget()

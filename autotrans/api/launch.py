@@ -75,6 +75,8 @@ _routes = LRU(ROUTE_LIMIT)
 _strided = LRU(LAUNCHER_LIMIT)   # permute()'s strided launchers: (context, problem, alignment, epilogue)
 _kernels: dict = {}        # (context, config key) -> loaded Kernel; bounded by the search space and MAX_BUILDS
 _kernel_lock = threading.Lock()
+_generation = [0]          # bumped (under _stale_lock) each time a background build makes choices stale
+_stale_lock = threading.Lock()
 _gpuarray_types: set = set()
 
 
@@ -153,10 +155,27 @@ def _specialised(cfg: KernelConfig, bmn, e: int, align: int, dev) -> KernelConfi
 
 def _relaunch() -> None:
     """Forget the launchers chosen so far, so the next calls choose again
-    (a shape's or a strided problem's fixed kernel was built)."""
-    _launchers.clear()
-    _routes.clear()
-    _strided.clear()
+    (a shape's or a strided problem's fixed kernel was built, on the
+    background thread: a call that chose before this keeps its choice out of
+    the caches, _keep)."""
+    with _stale_lock:
+        _generation[0] += 1
+        _launchers.clear()
+        _routes.clear()
+        _strided.clear()
+
+
+def generation() -> int:
+    """The count of _relaunch()es so far: taken before a choice, given to _keep."""
+    return _generation[0]
+
+
+def _keep(cache: LRU, key, value, gen: int) -> None:
+    """cache[key] = value, unless a build finished since generation ``gen``
+    (a choice made before it may be the generic kernel it replaces)."""
+    with _stale_lock:
+        if gen == _generation[0]:
+            cache.put(key, value)
 
 
 def _kernel(cfg: KernelConfig, ctx: int, arch: str) -> driver.Kernel:
@@ -174,6 +193,7 @@ def _launcher(bmn, e: int, align: int, ctx: int, ordinal: int, tune, dtype):
     key = (ctx, bmn, e, align)
     f = _launchers.get(key)
     if f is None:
+        gen = generation()
         if align < e:      # no dense kernel loads these elements (a complex128 view 8 bytes off): as words
             words = layout.canonical(*layout.as_words(bmn, c_strides(bmn, e), e, (0, 2, 1), align), align)
             f = strided_launcher(words, align, "none", "none", ctx, ordinal)
@@ -181,7 +201,7 @@ def _launcher(bmn, e: int, align: int, ctx: int, ordinal: int, tune, dtype):
             dev = driver.device_info(ordinal)
             cfg = _choose(bmn, e, align, dev, ctx, tune, dtype)
             f = _kernel(cfg, ctx, dev.arch).launcher(bmn)
-        _launchers.put(key, f)
+        _keep(_launchers, key, f, gen)
     return f
 
 
@@ -193,8 +213,9 @@ def strided_launcher(problem, align: int, epilogue: str, cast: str, ctx: int, or
     key = (ctx, problem, align, epilogue, cast)
     go = _strided.get(key)
     if go is None:
+        gen = generation()
         go = _load_strided(run_problem(strided.as_strided(problem, align), cast), align, epilogue, cast, ctx, ordinal)
-        _strided.put(key, go)
+        _keep(_strided, key, go, gen)
     return go
 
 
@@ -346,6 +367,7 @@ def transpose(x, out=None, stream=None, *, tune=None):
 
 
 def _transpose(x, out, stream, tune):
+    gen = generation()          # before the kernel is chosen: a build after it keeps this call's route out
     explicit = None if stream is None else arrays.stream_handle(stream)
     t = type(x)
     if t in _gpuarray_types or (t.__module__.startswith("pycuda") and driver.is_gpuarray(x)):
@@ -392,9 +414,9 @@ def _transpose(x, out, stream, tune):
         result = arrays.finish(made, kind, h)
     if explicit is None and tune is None and producer is None and keep is None:
         if out is None:
-            _remember_route(x, kind, plan, src, dst, ctx, ordinal, go)
+            _remember_route(x, kind, plan, src, dst, ctx, ordinal, go, gen)
         elif o.stream is None:
-            _remember_route(x, kind, plan, src, dst, ctx, ordinal, go, out)
+            _remember_route(x, kind, plan, src, dst, ctx, ordinal, go, gen, out)
     return result
 
 
@@ -543,9 +565,10 @@ def route_stream(kind: str):
 
 
 def _remember_route(x, kind: str, plan: _Plan, src: int, dst: int, ctx: int, ordinal: int, go,
-                    out=None) -> None:
+                    gen: int, out=None) -> None:
     """Remember how this call ran, for repeat calls like it (with out: calls
-    with an out= of the same kind and layout)."""
+    with an out= of the same kind and layout), unless a build since
+    generation ``gen`` made its choice stale."""
     if not routable(x, kind, out):
         return
     key_of, fast, fast_out = _KEYS[kind]
@@ -555,7 +578,7 @@ def _remember_route(x, kind: str, plan: _Plan, src: int, dst: int, ctx: int, ord
         key = key_of(x, src) if out is None else (key_of(x, src), key_of(out, dst))
     except (AttributeError, RuntimeError, TypeError):
         return
-    _routes.put(key, r)
+    _keep(_routes, key, r, gen)
     if out is None:
         _fast[type(x)] = fast
     else:

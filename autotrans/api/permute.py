@@ -68,6 +68,7 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
         r = _repeat(x, axes, out, conj, dtype)
         if r is not None:
             return r
+    gen = launch.generation()           # before the kernel is chosen (launch._keep)
     explicit = None if stream is None else arrays.stream_handle(stream)
     info = _describe(x, explicit)
     epilogue = epilogue_of(conj, info.dtype, info.itemsize)
@@ -102,7 +103,7 @@ def permute(x, axes, out=None, stream=None, *, conj: bool = False, dtype=None):
     go(info.ptr, dst, h)
     if explicit is None and producer is None and info.keep is None and (out is not None or cast == "none"):
         _remember(x, info.kind, out, (axes, conj, dtype), oshape, go, ctx, ordinal, info.ptr, dst,
-                  layout.extent(info.shape, strides, info.itemsize), math.prod(oshape) * oinfo.itemsize)
+                  layout.extent(info.shape, strides, info.itemsize), math.prod(oshape) * oinfo.itemsize, gen)
     if made is not None:
         if explicit is not None:
             arrays.record_stream(made.value, info.kind, stream, h, ordinal)
@@ -513,10 +514,11 @@ def _repeat(x, axes, out, conj, dtype):
 
 
 def _remember(x, kind: str, out, how: tuple, oshape, go, ctx: int, ordinal: int, src: int, dst: int,
-              span: int, onbytes: int) -> None:
+              span: int, onbytes: int, gen: int) -> None:
     """Remember how this call ran (how: its axes, conj and dtype), for repeat
     calls like it: of torch, CuPy and PyCUDA arrays, with an out= of the same
-    kind or none (then without a cast)."""
+    kind or none (then without a cast); not where a build since generation
+    ``gen`` made its choice stale (launch._keep)."""
     if not launch.routable(x, kind, out):
         return
     axes, conj, dtype = how
@@ -529,5 +531,5 @@ def _remember(x, kind: str, out, how: tuple, oshape, go, ctx: int, ordinal: int,
         hash(key)
     except (AttributeError, RuntimeError, TypeError):
         return
-    launch._routes.put(key, _Route(oshape, go, ctx, ordinal, dst, span, onbytes, stream))
+    launch._keep(launch._routes, key, _Route(oshape, go, ctx, ordinal, dst, span, onbytes, stream), gen)
     _route_kinds[type(x)] = kind

@@ -54,6 +54,11 @@ MAX_TILE = 1024        # elements a tile side; bounds shared memory and the bank
 MAX_BLOCKS = 2**31 - 1  # a launch's grid (x) limit; the kernels index blocks and tiles in 32 bits
 
 
+def _launch_values(text: str) -> list[int]:
+    """The integers of a strided config's ``fixed`` text ("."-joined, n for minus)."""
+    return [-int(t[1:]) if t[0] == "n" else int(t) for t in text.split(".")]
+
+
 def _pow2(n: int) -> bool:
     return n >= 1 and n & (n - 1) == 0
 
@@ -222,7 +227,7 @@ class KernelConfig:
         ones 1 and 0) a strided kernel is compiled for (``fixed``), or None."""
         if not self.fixed or self.layout != "strided":
             return None
-        v = [-int(t[1:]) if t[0] == "n" else int(t) for t in self.fixed.split(".")]
+        v = _launch_values(self.fixed)
         k, pad = v[7], layout.MAX_BATCH - v[7]
         dims = [v[8 + i * k:8 + (i + 1) * k] + [d] * pad for i, d in enumerate((1, 0, 0))]
         return tuple(v[:7] + dims[0] + dims[1] + dims[2])
@@ -391,7 +396,7 @@ class KernelConfig:
                f"then k sizes, input and output strides; n for minus), not {self.fixed!r:.80}"]
         if not _FIXED_ARGS.match(self.fixed):
             return bad
-        v = [-int(t[1:]) if t[0] == "n" else int(t) for t in self.fixed.split(".")]
+        v = _launch_values(self.fixed)
         if len(v) < 8 or not 0 <= v[6] <= layout.MAX_BATCH or not 0 <= v[7] <= layout.MAX_BATCH:
             return bad
         k = v[7]
